@@ -1,0 +1,49 @@
+import type { PublicClient } from 'viem'
+import type { Common } from '../common.ts'
+import { trackedChains } from '../config/config.ts'
+import type { ChainConfig } from '../config/chains.ts'
+import { createRpcClient } from './rpc-client.ts'
+import { createDecimalsReader } from './token-metadata.ts'
+
+export interface ChainHandle {
+  config: ChainConfig
+  client: PublicClient
+  decimalsOf(token: string): Promise<number>
+}
+
+export interface ChainRegistry {
+  /** A tracked chain whose RPC did not prove to be another network, or undefined. */
+  get(name: string): ChainHandle | undefined
+  all(): ChainHandle[]
+  /** Compares each chain's `eth_chainId` with its configuration; a mismatch disables the chain. */
+  verify(): Promise<void>
+}
+
+export function createChainRegistry(common: Common, options: { clientFor?: (chain: ChainConfig) => PublicClient } = {}): ChainRegistry {
+  const handles = new Map<string, ChainHandle>()
+  for (const config of trackedChains(common.config)) {
+    const client = options.clientFor?.(config) ?? createRpcClient(config)
+    handles.set(config.name, { config, client, decimalsOf: createDecimalsReader(config, client) })
+  }
+  return {
+    get: (name) => handles.get(name),
+    all: () => [...handles.values()],
+    async verify() {
+      await Promise.all(
+        [...handles.values()].map(async (handle) => {
+          const log = common.logger.child({ chain: handle.config.name })
+          try {
+            const chainId = await handle.client.getChainId()
+            if (chainId !== handle.config.chainId) {
+              handles.delete(handle.config.name)
+              log.error({ expected: handle.config.chainId, actual: chainId }, 'RPC serves another network: chain disabled')
+            }
+          } catch (error) {
+            // An unreachable RPC at start is not a wrong network: keep the chain, its calls will retry.
+            log.warn({ err: error }, 'could not read eth_chainId at start')
+          }
+        }),
+      )
+    },
+  }
+}

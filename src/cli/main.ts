@@ -1,0 +1,45 @@
+import { Command } from 'commander'
+import { ConfigError, loadConfig, type Config } from '../config/config.ts'
+import { registerAdminCommands } from './admin-commands.ts'
+import { serve } from './serve.ts'
+import { withDatabase } from './with-database.ts'
+import { migrate } from '../store/migrate.ts'
+
+/** Configuration problems end the command with one line naming the setting. */
+export function configOrExit(): Config {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`paywatch: configuration error: ${error.message}`)
+      process.exit(2)
+    }
+    throw error
+  }
+}
+
+const program = new Command('paywatch')
+  .description('Paywatch: self-hostable blockchain payment tracking')
+  .showHelpAfterError()
+
+program.command('serve')
+  .description('run the service: HTTP API, chain followers and callback workers')
+  .action(async () => serve(configOrExit()))
+
+program.command('migrate')
+  .description('apply database migrations and exit')
+  .action(async () => {
+    await withDatabase(configOrExit(), async (db) => {
+      const applied = await migrate(db)
+      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date')
+    })
+  })
+
+registerAdminCommands(program, configOrExit)
+
+try {
+  await program.parseAsync()
+} catch (error) {
+  console.error(`paywatch: ${(error as Error).message}`)
+  process.exit(1)
+}

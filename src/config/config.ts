@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { getAddress, isAddress, type Address } from 'viem'
+import { builtInChains, type ChainConfig } from './chains.ts'
+
+export interface RateLimitConfig {
+  rps: number
+  parallel: number
+  daily: number
+}
+
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string | null
+  dataDir: string
+  redisUrl: string | null
+  adminToken: string | null
+  signingKey: string | null
+  trackingTimeoutSec: number
+  callbackTimeoutSec: number
+  allowPrivateCallbacks: boolean
+  rate: RateLimitConfig
+  logLevel: string
+  priceCacheMs: number
+  /** Every known chain, tracked or not; `rpc` is empty for chains that are not tracked. */
+  chains: Record<string, ChainConfig>
+}
+
+/** A bad configuration value; `message` is the one line printed before the process stops. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Source = Record<string, unknown>
+
+/**
+ * Reads the configuration once: environment first, then the optional JSON file named by
+ * `PAYWATCH_CONFIG` (same settings in camelCase plus `chains`). This is the only module that reads
+ * `process.env`; everything else receives a `Config`.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const file = env.PAYWATCH_CONFIG ? readConfigFile(env.PAYWATCH_CONFIG) : {}
+  const pick = (envName: string, key: string): { name: string; value: unknown } | undefined => {
+    const fromEnv = env[envName]
+    if (fromEnv !== undefined && fromEnv !== '') return { name: envName, value: fromEnv }
+    if (file[key] !== undefined && file[key] !== null) return { name: `${key} (config file)`, value: file[key] }
+    return undefined
+  }
+  const int = (envName: string, key: string, fallback: number, min: number, max: number): number => {
+    const got = pick(envName, key)
+    if (!got) return fallback
+    const n = typeof got.value === 'number' ? got.value : Number(String(got.value).trim())
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(`${got.name} must be an integer from ${min} to ${max}, got ${JSON.stringify(got.value)}`)
+    }
+    return n
+  }
+  const str = (envName: string, key: string): string | null => {
+    const got = pick(envName, key)
+    if (!got) return null
+    if (typeof got.value !== 'string') throw new ConfigError(`${got.name} must be a string`)
+    return got.value
+  }
+  const bool = (envName: string, key: string, fallback: boolean): boolean => {
+    const got = pick(envName, key)
+    if (!got) return fallback
+    if (typeof got.value === 'boolean') return got.value
+    const v = String(got.value).trim().toLowerCase()
+    if (['true', '1', 'yes'].includes(v)) return true
+    if (['false', '0', 'no'].includes(v)) return false
+    throw new ConfigError(`${got.name} must be true or false, got ${JSON.stringify(got.value)}`)
+  }
+
+  const databaseUrl = str('DATABASE_URL', 'databaseUrl')
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// URL')
+  }
+  const redisUrl = str('REDIS_URL', 'redisUrl')
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must be a redis:// URL')
+  const signingKey = str('PAYWATCH_SIGNING_KEY', 'signingKey')
+  if (signingKey !== null && !signingKey.includes('-----BEGIN PRIVATE KEY-----')) {
+    throw new ConfigError('PAYWATCH_SIGNING_KEY must be a PEM-encoded PKCS#8 private key')
+  }
+  const logLevel = str('LOG_LEVEL', 'logLevel') ?? 'info'
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`)
+  }
+
+  return {
+    port: int('PORT', 'port', 3000, 0, 65535),
+    host: str('HOST', 'host') ?? '127.0.0.1',
+    databaseUrl,
+    dataDir: resolve(str('PAYWATCH_DATA_DIR', 'dataDir') ?? './data'),
+    redisUrl,
+    adminToken: str('PAYWATCH_ADMIN_TOKEN', 'adminToken'),
+    signingKey,
+    trackingTimeoutSec: int('PAYWATCH_TRACKING_TIMEOUT', 'trackingTimeout', 86400, 1, 365 * 86400),
+    callbackTimeoutSec: int('PAYWATCH_CALLBACK_TIMEOUT', 'callbackTimeout', 10, 1, 600),
+    allowPrivateCallbacks: bool('PAYWATCH_ALLOW_PRIVATE_CALLBACKS', 'allowPrivateCallbacks', false),
+    rate: {
+      rps: int('PAYWATCH_RATE_RPS', 'rateRps', 10, 1, 1_000_000),
+      parallel: int('PAYWATCH_RATE_PARALLEL', 'rateParallel', 10, 1, 1_000_000),
+      daily: int('PAYWATCH_RATE_DAILY', 'rateDaily', 14400, 1, 1_000_000_000),
+    },
+    logLevel,
+    priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
+    chains: loadChains(env, file.chains),
+  }
+}
+
+function readConfigFile(path: string): Source {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new ConfigError(`PAYWATCH_CONFIG: cannot read ${path}: ${(error as Error).message}`)
+  }
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object')
+    return parsed as Source
+  } catch (error) {
+    throw new ConfigError(`PAYWATCH_CONFIG: ${path} is not valid JSON: ${(error as Error).message}`)
+  }
+}
+
+const chainNamePattern = /^[a-z][a-z0-9_-]{0,39}$/
+
+function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, ChainConfig> {
+  const chains = builtInChains()
+  if (fromFile !== undefined) {
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) {
+      throw new ConfigError('chains (config file) must be an object keyed by chain name')
+    }
+    for (const [name, raw] of Object.entries(fromFile as Source)) {
+      if (!chainNamePattern.test(name)) throw new ConfigError(`chains.${name} (config file): chain names are lower-case words`)
+      chains[name] = mergeChain(name, chains[name], raw)
+    }
+  }
+  for (const name of Object.keys(chains)) {
+    const envName = `PAYWATCH_RPC_${name.toUpperCase().replace(/-/g, '_')}`
+    const value = env[envName]
+    if (value !== undefined && value.trim() !== '') {
+      chains[name]!.rpc = value.split(',').map((url) => url.trim()).filter(Boolean).map((url) => rpcUrl(envName, url))
+    }
+  }
+  return chains
+}
+
+function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): ChainConfig {
+  const where = `chains.${name} (config file)`
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${where} must be an object`)
+  const o = raw as Source
+  if (!base && typeof o.chainId !== 'number') throw new ConfigError(`${where}.chainId is required for a chain that is not built in`)
+  const chain: ChainConfig = base
+    ? { ...base }
+    : {
+        name, chainId: 0, rpc: [], nativeSymbol: 'ETH', nativeName: 'Ether', nativeDecimals: 18, wrapped: null,
+        stablecoins: [], tokens: [], multicall3: null, uniswapV2Factories: [], uniswapV3Pools: [],
+        finalityDepth: null, fallbackFinalityDepth: 64, pollingIntervalMs: 2000,
+      }
+  const num = (key: string, min: number, max: number): number | undefined => {
+    const v = o[key]
+    if (v === undefined) return undefined
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      throw new ConfigError(`${where}.${key} must be an integer from ${min} to ${max}`)
+    }
+    return v
+  }
+  const text = (key: string): string | undefined => {
+    const v = o[key]
+    if (v === undefined) return undefined
+    if (typeof v !== 'string' || v === '') throw new ConfigError(`${where}.${key} must be a non-empty string`)
+    return v
+  }
+  const address = (key: string, v: unknown): Address => {
+    if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw new ConfigError(`${where}.${key} must hold addresses`)
+    return getAddress(v)
+  }
+  const addresses = (key: string): Address[] | undefined => {
+    const v = o[key]
+    if (v === undefined) return undefined
+    if (!Array.isArray(v)) throw new ConfigError(`${where}.${key} must be an array of addresses`)
+    return v.map((a) => address(key, a))
+  }
+  if (o.rpc !== undefined) {
+    if (!Array.isArray(o.rpc) || o.rpc.some((u) => typeof u !== 'string')) throw new ConfigError(`${where}.rpc must be an array of URLs`)
+    chain.rpc = (o.rpc as string[]).map((url) => rpcUrl(`${where}.rpc`, url))
+  }
+  chain.chainId = num('chainId', 1, Number.MAX_SAFE_INTEGER) ?? chain.chainId
+  chain.nativeSymbol = text('nativeSymbol') ?? chain.nativeSymbol
+  chain.nativeName = text('nativeName') ?? chain.nativeName
+  chain.nativeDecimals = num('nativeDecimals', 0, 255) ?? chain.nativeDecimals
+  if (o.wrapped !== undefined) chain.wrapped = o.wrapped === null ? null : address('wrapped', o.wrapped)
+  if (o.multicall3 !== undefined) chain.multicall3 = o.multicall3 === null ? null : address('multicall3', o.multicall3)
+  chain.stablecoins = addresses('stablecoins') ?? chain.stablecoins
+  chain.tokens = addresses('tokens') ?? chain.tokens
+  chain.uniswapV2Factories = addresses('uniswapV2Factories') ?? chain.uniswapV2Factories
+  chain.uniswapV3Pools = addresses('uniswapV3Pools') ?? chain.uniswapV3Pools
+  if (o.finalityDepth !== undefined) chain.finalityDepth = o.finalityDepth === null ? null : num('finalityDepth', 0, 100_000)!
+  chain.pollingIntervalMs = num('pollingIntervalMs', 10, 600_000) ?? chain.pollingIntervalMs
+  return chain
+}
+
+function rpcUrl(where: string, url: string): string {
+  if (!/^(https?|wss?):\/\/[^\s]+$/.test(url)) throw new ConfigError(`${where}: ${JSON.stringify(url)} is not an http(s) or ws(s) URL`)
+  return url
+}
+
+/** The chains that have RPC URLs and are therefore tracked. */
+export function trackedChains(config: Config): ChainConfig[] {
+  return Object.values(config.chains).filter((chain) => chain.rpc.length > 0)
+}

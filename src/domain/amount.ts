@@ -1,0 +1,35 @@
+/** Exact decimal amounts: human-readable strings on the outside, base-unit bigints inside. */
+
+const decimalPattern = /^(\d+)(?:\.(\d+))?$/
+
+export class AmountError extends Error {
+  override name = 'AmountError'
+}
+
+/** Canonical form of a non-negative decimal string: no exponent, no leading or trailing zeros. */
+export function canonicalDecimal(input: string): string {
+  const match = decimalPattern.exec(input)
+  if (!match) throw new AmountError('must be a non-negative decimal number such as "1.5"')
+  const whole = match[1]!.replace(/^0+(?=\d)/, '')
+  const fraction = (match[2] ?? '').replace(/0+$/, '')
+  return fraction ? `${whole}.${fraction}` : whole
+}
+
+/** Converts a decimal string to base units; more fractional digits than `decimals` is an error. */
+export function toBaseUnits(input: string, decimals: number): bigint {
+  const canonical = canonicalDecimal(input)
+  const [whole, fraction = ''] = canonical.split('.')
+  if (fraction.length > decimals) {
+    throw new AmountError(`has more than ${decimals} fractional digits (the token has ${decimals} decimals)`)
+  }
+  return BigInt(whole! + fraction.padEnd(decimals, '0'))
+}
+
+/** Base units back to a canonical decimal string. */
+export function fromBaseUnits(value: bigint, decimals: number): string {
+  const negative = value < 0n
+  const digits = (negative ? -value : value).toString().padStart(decimals + 1, '0')
+  const whole = digits.slice(0, digits.length - decimals)
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '')
+  return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
+}

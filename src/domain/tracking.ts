@@ -1,0 +1,128 @@
+import { getAddress } from 'viem'
+
+export type TrackingStatus = 'pending' | 'success' | 'failed'
+export type Commitment = 'confirmed' | 'finalized'
+export type Shape = 'current' | 'earlier'
+
+export const failedReasons = [
+  'FAILED', 'MISMATCH', 'TRANSACTION_MISMATCH', 'TOKEN_MISMATCH', 'SENDER_MISMATCH',
+  'RECEIVER_MISMATCH', 'NONCE_MISMATCH', 'AMOUNT_MISMATCH', 'TRACKING_TIMED_OUT',
+] as const
+export type FailedReason = (typeof failedReasons)[number]
+
+/** A payment tracking as the domain sees it; addresses and hashes lower-case. */
+export interface Tracking {
+  id: string
+  accountId: string
+  secretId: string
+  shape: Shape
+  blockchain: string
+  sender: string
+  nonce: bigint
+  receiver: string
+  token: string
+  decimals: number
+  commitment: Commitment
+  confirmations: number
+  afterBlock: bigint
+  amount: string
+  feeAmount: string | null
+  feeReceiver: string | null
+  transaction: string | null
+  payload: Record<string, unknown> | null
+  callback: string | null
+  forwardTo: string | null
+  forwardOnFailure: boolean
+  integrationId: string | null
+  linkId: string | null
+  shop: string | null
+  shopifyPaymentId: string | null
+  status: TrackingStatus
+  failedReason: FailedReason | null
+  release: boolean
+  confirmedAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+const checksum = (address: string): string => getAddress(address)
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null)
+
+/** Full record, current shape (interface.md 2.1), field order as documented. */
+export function currentRecord(t: Tracking): Record<string, unknown> {
+  return {
+    status: t.status,
+    ...(t.status === 'failed' ? { failed_reason: t.failedReason } : {}),
+    blockchain: t.blockchain,
+    transaction: t.transaction,
+    sender: checksum(t.sender),
+    nonce: t.nonce.toString(),
+    receiver: checksum(t.receiver),
+    token: checksum(t.token),
+    decimals: t.decimals,
+    commitment: t.commitment,
+    confirmations: t.confirmations,
+    after_block: t.afterBlock.toString(),
+    amount: t.amount,
+    fee_amount: t.feeAmount,
+    fee_receiver: t.feeReceiver ? checksum(t.feeReceiver) : null,
+    payload: t.payload,
+    secret_id: t.secretId,
+    callback: t.callback,
+    release: t.release,
+    forward_to: t.forwardTo,
+    forward_on_failure: t.forwardOnFailure,
+    confirmed_at: iso(t.confirmedAt),
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+  }
+}
+
+/** Full record, earlier `uuid` shape: numeric nonce/after_block, no decimals/commitment/fee fields. */
+export function earlierRecord(t: Tracking): Record<string, unknown> {
+  return {
+    status: t.status,
+    ...(t.status === 'failed' ? { failed_reason: t.failedReason } : {}),
+    blockchain: t.blockchain,
+    transaction: t.transaction,
+    sender: checksum(t.sender),
+    nonce: Number(t.nonce),
+    receiver: checksum(t.receiver),
+    token: checksum(t.token),
+    confirmations: t.confirmations,
+    after_block: Number(t.afterBlock),
+    amount: t.amount,
+    payload: t.payload,
+    uuid: t.secretId,
+    callback: t.callback,
+    release: t.release,
+    forward_to: t.forwardTo,
+    forward_on_failure: t.forwardOnFailure,
+    confirmed_at: iso(t.confirmedAt),
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+  }
+}
+
+/** The record in the shape the tracking was created with (responses and callbacks). */
+export function fullRecord(t: Tracking): Record<string, unknown> {
+  return t.shape === 'earlier' ? earlierRecord(t) : currentRecord(t)
+}
+
+/** Payment summary record (interface.md 2.2), used with `x-api-version`. */
+export function summaryRecord(t: Tracking): Record<string, unknown> {
+  return {
+    blockchain: t.blockchain,
+    transaction: t.transaction,
+    sender: checksum(t.sender),
+    receiver: checksum(t.receiver),
+    token: checksum(t.token),
+    amount: t.amount,
+    payload: t.payload,
+    after_block: t.afterBlock.toString(),
+    commitment: t.commitment,
+    confirmations: t.confirmations,
+    created_at: iso(t.createdAt),
+    confirmed_at: iso(t.confirmedAt),
+  }
+}

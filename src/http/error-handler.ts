@@ -1,0 +1,45 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { HttpProblem, problemBody } from './problem.ts'
+
+export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  return reply.code(problem.status).type('application/problem+json').send(problemBody(problem))
+}
+
+/** Fastify's own request errors, as stable codes. */
+const fastifyCodes: Record<string, [number, string, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'PAYLOAD_TOO_LARGE', 'the request body is larger than 64 KiB'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'UNSUPPORTED_MEDIA_TYPE', 'send Content-Type: application/json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'INVALID_CONTENT_LENGTH', 'Content-Length does not match the body'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'MALFORMED_JSON', 'the body is empty; send a JSON object'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'MALFORMED_JSON', 'the body is not valid JSON'],
+  FST_ERR_BAD_URL: [400, 'BAD_URL', 'the URL is malformed'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'BAD_REQUEST', 'the request cannot be routed'],
+}
+
+/** Every failure becomes problem+json; a 500 is only ever a bug, logged with its stack. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof HttpProblem) return sendProblem(reply, error)
+    if (error.validation) {
+      const errors = error.validation.map((v) => ({
+        path: (v.instancePath || `/${(v.params as { missingProperty?: string }).missingProperty ?? ''}`).replace(/^\//, '').replace(/\//g, '.'),
+        message: v.message ?? 'is invalid',
+      }))
+      return sendProblem(reply, new HttpProblem(400, 'VALIDATION_FAILED', `${error.validationContext ?? 'request'} is invalid`, { errors }))
+    }
+    const known = error.code ? fastifyCodes[error.code] : undefined
+    if (known) return sendProblem(reply, new HttpProblem(known[0], known[1], known[2]))
+    if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+      return sendProblem(reply, new HttpProblem(400, 'MALFORMED_JSON', `the body is not valid JSON: ${error.message}`))
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendProblem(reply, new HttpProblem(error.statusCode, 'BAD_REQUEST', error.message))
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    return sendProblem(reply, new HttpProblem(500, 'INTERNAL_ERROR', 'an unexpected error occurred; it has been logged'))
+  })
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, new HttpProblem(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  )
+}

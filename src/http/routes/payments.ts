@@ -1,0 +1,73 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { parsePaymentRequest } from '../../domain/payment-request.ts'
+import { fullRecord, type Tracking } from '../../domain/tracking.ts'
+import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
+import type { TrackingEvents } from '../../payments/events.ts'
+import { findTrackingBySecret } from '../../store/trackings.ts'
+import { callerOf } from '../auth.ts'
+import { HttpProblem, notFound, validationFailed } from '../problem.ts'
+import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
+
+export interface PaymentRoutesDeps extends CreatePaymentDeps {
+  events: TrackingEvents
+  /** Adds headers to a record response (the signature); given the exact body bytes. */
+  decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
+}
+
+export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps): Promise<void> {
+  const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking) => {
+    const body = JSON.stringify(fullRecord(tracking))
+    await deps.decorateRecord?.(tracking, body, reply)
+    return reply.code(status).type('application/json').send(body)
+  }
+
+  app.post('/v2/payments', {
+    schema: {
+      summary: 'Create a payment tracking (idempotent)',
+      tags: ['payments'],
+      body: createPaymentBodySchema,
+      response: { 200: paymentRecordSchema, 201: paymentRecordSchema, '4xx': problemSchema },
+    },
+    // The body is read by parsePaymentRequest, which reports every field at once; the schema documents it.
+    validatorCompiler: () => () => true,
+  }, async (request, reply) => {
+    const parsed = parsePaymentRequest(request.body)
+    if (!parsed.ok) throw validationFailed(parsed.errors)
+    const outcome = await createPayment(deps, callerOf(request).accountId, parsed.value)
+    switch (outcome.kind) {
+      case 'created':
+        deps.events.emit('tracked', outcome.tracking)
+        return sendRecord(reply, 201, outcome.tracking)
+      case 'existing':
+        if (outcome.tracking.transaction && parsed.value.transaction && outcome.tracking.status === 'pending') {
+          deps.events.emit('tracked', outcome.tracking)
+        }
+        return sendRecord(reply, 200, outcome.tracking)
+      case 'conflict':
+        throw new HttpProblem(409, 'CONFLICT', outcome.detail)
+      case 'invalid':
+        throw validationFailed(outcome.errors)
+      case 'unsupported-chain':
+        throw new HttpProblem(400, 'UNSUPPORTED_BLOCKCHAIN', `blockchain ${JSON.stringify(parsed.value.blockchain)} is not supported by this service`, {
+          errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }],
+        })
+      case 'chain-unavailable':
+        throw new HttpProblem(503, 'CHAIN_UNAVAILABLE', 'the blockchain RPC did not answer; try again shortly', { headers: { 'retry-after': '5' } })
+      case 'not-found':
+        throw new HttpProblem(404, 'NOT_FOUND', outcome.detail)
+    }
+  })
+
+  app.get<{ Params: { secret_id: string } }>('/v2/payments/:secret_id', {
+    schema: {
+      summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
+      tags: ['payments'],
+      params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
+      response: { 200: paymentRecordSchema, '4xx': problemSchema },
+    },
+  }, async (request, reply) => {
+    const tracking = await findTrackingBySecret(deps.db, callerOf(request).accountId, request.params.secret_id)
+    if (!tracking) throw notFound('payment tracking')
+    return sendRecord(reply, 200, tracking)
+  })
+}

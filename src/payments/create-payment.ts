@@ -1,0 +1,101 @@
+import { AmountError, toBaseUnits } from '../domain/amount.ts'
+import type { FieldError } from '../domain/field-errors.ts'
+import { compareRepeat } from '../domain/identity.ts'
+import type { PaymentRequest } from '../domain/payment-request.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import { ChainUnavailableError, TokenNotFoundError } from '../chain/errors.ts'
+import type { ChainRegistry } from '../chain/registry.ts'
+import type { Db } from '../store/database.ts'
+import { newId } from '../store/ids.ts'
+import { attachTransaction, findTrackingByIdentity, findTrackingBySecret, insertTracking } from '../store/trackings.ts'
+
+export type CreateOutcome =
+  | { kind: 'created'; tracking: Tracking }
+  | { kind: 'existing'; tracking: Tracking }
+  | { kind: 'conflict'; detail: string }
+  | { kind: 'invalid'; errors: FieldError[] }
+  | { kind: 'unsupported-chain' }
+  | { kind: 'chain-unavailable' }
+  | { kind: 'not-found'; detail: string }
+
+export interface CreatePaymentDeps {
+  db: Db
+  chains: ChainRegistry
+  now: () => Date
+  /** Checks of references the request makes (integration, link, shop, callback host) beyond the basics. */
+  checkReferences?: (accountId: string, request: PaymentRequest) => Promise<CreateOutcome | undefined>
+}
+
+/**
+ * POST /v2/payments after the body was read: one tracking per (account, blockchain, sender, nonce);
+ * a repeat answers the stored record (attaching a transaction to a trace), a different payment under
+ * the same identity or secret is a conflict.
+ */
+export async function createPayment(deps: CreatePaymentDeps, accountId: string, request: PaymentRequest): Promise<CreateOutcome> {
+  const chain = deps.chains.get(request.blockchain)
+  if (!chain) return { kind: 'unsupported-chain' }
+
+  const existing = await findExisting(deps.db, accountId, request)
+  if (existing) return answerRepeat(deps, existing, request)
+
+  let decimals: number
+  try {
+    decimals = await chain.decimalsOf(request.token)
+  } catch (error) {
+    if (error instanceof TokenNotFoundError) return { kind: 'invalid', errors: [{ path: 'token', message: error.shortMessage }] }
+    if (error instanceof ChainUnavailableError) return { kind: 'chain-unavailable' }
+    throw error
+  }
+  const errors: FieldError[] = []
+  for (const [path, value] of [['amount', request.amount], ['fee_amount', request.feeAmount]] as const) {
+    if (value === null) continue
+    try {
+      toBaseUnits(value, decimals)
+    } catch (error) {
+      if (!(error instanceof AmountError)) throw error
+      errors.push({ path, message: error.message })
+    }
+  }
+  if (errors.length > 0) return { kind: 'invalid', errors }
+
+  const refused = await deps.checkReferences?.(accountId, request)
+  if (refused) return refused
+
+  const now = deps.now()
+  const tracking: Tracking = {
+    ...request,
+    id: newId(),
+    accountId,
+    decimals,
+    status: 'pending',
+    failedReason: null,
+    release: false,
+    confirmedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+  const created = await insertTracking(deps.db, tracking)
+  if (created) return { kind: 'created', tracking: created }
+  // Lost a race with an identical request: answer as a repeat.
+  const winner = await findExisting(deps.db, accountId, request)
+  return winner ? answerRepeat(deps, winner, request) : { kind: 'conflict', detail: 'a conflicting tracking exists' }
+}
+
+async function findExisting(db: Db, accountId: string, request: PaymentRequest): Promise<Tracking | undefined> {
+  return (
+    (await findTrackingByIdentity(db, { accountId, blockchain: request.blockchain, sender: request.sender, nonce: request.nonce })) ??
+    (await findTrackingBySecret(db, accountId, request.secretId))
+  )
+}
+
+async function answerRepeat(deps: CreatePaymentDeps, existing: Tracking, request: PaymentRequest): Promise<CreateOutcome> {
+  const repeat = compareRepeat(existing, request)
+  if (repeat.kind === 'conflict') return { kind: 'conflict', detail: repeat.detail }
+  if (repeat.kind === 'attach-transaction' && existing.status === 'pending') {
+    const updated = await attachTransaction(deps.db, existing.id, repeat.transaction, deps.now())
+    if (updated) return { kind: 'existing', tracking: updated }
+    const current = await findTrackingBySecret(deps.db, existing.accountId, existing.secretId)
+    return { kind: 'existing', tracking: current ?? existing }
+  }
+  return { kind: 'existing', tracking: existing }
+}

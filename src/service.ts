@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { createLogger, createMetrics, createShutdown, systemClock, type Clock, type Common } from './common.ts'
+import type { Config } from './config/config.ts'
+import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
+import { createRpcReadiness } from './chain/readiness.ts'
+import { buildApp, type AppDeps } from './http/app.ts'
+import { createApiKeyAuth } from './http/auth.ts'
+import { createRateLimits } from './http/rate-limit.ts'
+import { createTrackingEvents, type TrackingEvents } from './payments/events.ts'
+import { openDatabase, type DatabaseHandle } from './store/database.ts'
+import { migrate } from './store/migrate.ts'
+
+export interface ServiceOptions {
+  clock?: Clock
+  logger?: Logger
+  /** Route and hook additions for tests. */
+  app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins'>>
+}
+
+export interface Service {
+  common: Common
+  database: DatabaseHandle
+  chains: ChainRegistry
+  events: TrackingEvents
+  app: FastifyInstance
+  redis: Redis | undefined
+  /** Starts listening on the configured host and port; returns the address. */
+  listen(): Promise<string>
+  /** Stops everything in reverse order of start (also on SIGTERM). */
+  close(): Promise<void>
+}
+
+/**
+ * Assembles Paywatch: database (migrated), chains, HTTP API and background work. Every subsystem
+ * receives the same `common` and registers its clean-up with `common.shutdown`.
+ */
+export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const logger = options.logger ?? createLogger(config.logLevel)
+  const shutdown = createShutdown(logger)
+  const common: Common = { config, logger, metrics: createMetrics({ defaultMetrics: true }), clock: options.clock ?? systemClock, shutdown }
+  try {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    shutdown.add('database', () => database.close())
+    const applied = await migrate(database.db)
+    if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
+
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: false }) : undefined
+    if (redis) {
+      redis.on('error', (error) => logger.warn({ err: error }, 'redis error'))
+      shutdown.add('redis', async () => void (await redis.quit().catch(() => redis.disconnect())))
+    }
+
+    const chains = createChainRegistry(common)
+    await chains.verify()
+    const events = createTrackingEvents()
+    const auth = createApiKeyAuth(database.db, common.clock)
+    const app = await buildApp({
+      common,
+      db: database.db,
+      chains,
+      events,
+      auth,
+      rateLimits: createRateLimits(config.rate, redis),
+      chainReadiness: createRpcReadiness(chains, common.clock),
+      ...options.app,
+    })
+    shutdown.add('http', () => app.close())
+    await app.ready()
+
+    return {
+      common, database, chains, events, app, redis,
+      async listen() {
+        const address = await app.listen({ port: config.port, host: config.host })
+        logger.info({ address, database: database.kind, chains: chains.all().map((c) => c.config.name) }, 'paywatch listening')
+        return address
+      },
+      close: () => shutdown.run(),
+    }
+  } catch (error) {
+    await shutdown.run()
+    throw error
+  }
+}

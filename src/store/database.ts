@@ -1,0 +1,43 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import { PGlite } from '@electric-sql/pglite'
+import { createPGlitePool } from './pglite-pool.ts'
+import type { Database } from './schema.ts'
+
+export type Db = Kysely<Database>
+
+export interface DatabaseHandle {
+  db: Db
+  kind: 'postgres' | 'pglite'
+  /** The PostgreSQL URL when `kind` is postgres: LISTEN/NOTIFY and advisory locks need their own connections. */
+  url: string | null
+  close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | null
+  /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir: string
+  poolSize?: number
+}
+
+/** Opens PostgreSQL when a URL is configured, else the embedded PGlite database in the data folder. */
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 20 })
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on('error', () => {})
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    return { db, kind: 'postgres', url: options.databaseUrl, close: () => db.destroy() }
+  }
+  let dataPath = options.dataDir
+  if (!dataPath.startsWith('memory://')) {
+    mkdirSync(options.dataDir, { recursive: true })
+    dataPath = join(options.dataDir, 'pglite')
+  }
+  const pglite = await PGlite.create(dataPath)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }) })
+  return { db, kind: 'pglite', url: null, close: () => db.destroy() }
+}

@@ -1,0 +1,119 @@
+import type { ColumnType, Generated } from 'kysely'
+
+/** Timestamps are written as Date and read as Date on both stores. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+type TimestampDefault = ColumnType<Date, Date | string | undefined, Date | string>
+/** numeric columns come back as strings from both stores (exact, never floats). */
+type Numeric = ColumnType<string, string | bigint | number, string | bigint | number>
+type Json = ColumnType<unknown, string | null, string | null>
+
+export interface AccountsTable {
+  id: string
+  name: string
+  created_at: TimestampDefault
+}
+
+export interface ApiKeysTable {
+  id: string
+  account_id: string
+  key_hash: Uint8Array
+  prefix: string
+  created_at: TimestampDefault
+  revoked_at: Timestamp | null
+}
+
+export interface IntegrationsTable {
+  id: string
+  account_id: string
+  name: string | null
+  private_key_pem: string
+  public_key_pem: string
+  created_at: TimestampDefault
+}
+
+export interface LinksTable {
+  id: string
+  account_id: string
+  name: string | null
+  created_at: TimestampDefault
+}
+
+export interface ShopsTable {
+  account_id: string
+  shop: string
+  created_at: TimestampDefault
+}
+
+export interface AppsTable {
+  id: string
+  account_id: string
+  name: string
+  created_at: TimestampDefault
+}
+
+export interface AppGrantsTable {
+  id: string
+  app_id: string
+  account_id: string
+  scopes: string[]
+  token_hash: Uint8Array
+  created_at: TimestampDefault
+  expires_at: Timestamp | null
+  revoked_at: Timestamp | null
+}
+
+export interface TrackingsTable {
+  id: string
+  account_id: string
+  secret_id: string
+  shape: 'current' | 'earlier'
+  blockchain: string
+  sender: string
+  nonce: Numeric
+  receiver: string
+  token: string
+  decimals: number
+  commitment: 'confirmed' | 'finalized'
+  confirmations: number
+  after_block: Numeric
+  amount: string
+  fee_amount: string | null
+  fee_receiver: string | null
+  transaction: string | null
+  payload: Json
+  callback: string | null
+  forward_to: string | null
+  forward_on_failure: boolean
+  integration_id: string | null
+  link_id: string | null
+  shop: string | null
+  shopify_payment_id: string | null
+  status: 'pending' | 'success' | 'failed'
+  failed_reason: string | null
+  release: Generated<boolean>
+  confirmed_at: Timestamp | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface ServiceKeysTable {
+  name: string
+  private_key_pem: string
+  public_key_pem: string
+  created_at: TimestampDefault
+}
+
+/**
+ * The database as Kysely sees it. Later subsystems add their tables here next to their migration.
+ */
+export interface Database {
+  accounts: AccountsTable
+  api_keys: ApiKeysTable
+  integrations: IntegrationsTable
+  links: LinksTable
+  shops: ShopsTable
+  apps: AppsTable
+  app_grants: AppGrantsTable
+  trackings: TrackingsTable
+  service_keys: ServiceKeysTable
+}

@@ -1,0 +1,99 @@
+import type { Selectable } from 'kysely'
+import type { Tracking } from '../domain/tracking.ts'
+import type { Db } from './database.ts'
+import type { TrackingsTable } from './schema.ts'
+
+export type TrackingRow = Selectable<TrackingsTable>
+
+export function rowToTracking(row: TrackingRow): Tracking {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    secretId: row.secret_id,
+    shape: row.shape,
+    blockchain: row.blockchain,
+    sender: row.sender,
+    nonce: BigInt(row.nonce),
+    receiver: row.receiver,
+    token: row.token,
+    decimals: row.decimals,
+    commitment: row.commitment,
+    confirmations: row.confirmations,
+    afterBlock: BigInt(row.after_block),
+    amount: row.amount,
+    feeAmount: row.fee_amount,
+    feeReceiver: row.fee_receiver,
+    transaction: row.transaction,
+    payload: (row.payload as Record<string, unknown> | null) ?? null,
+    callback: row.callback,
+    forwardTo: row.forward_to,
+    forwardOnFailure: row.forward_on_failure,
+    integrationId: row.integration_id,
+    linkId: row.link_id,
+    shop: row.shop,
+    shopifyPaymentId: row.shopify_payment_id,
+    status: row.status,
+    failedReason: row.failed_reason as Tracking['failedReason'],
+    release: row.release,
+    confirmedAt: row.confirmed_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** Inserts a new tracking unless one exists for its identity or secret; returns it, or undefined on conflict. */
+export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | undefined> {
+  const row = await db
+    .insertInto('trackings')
+    .values({
+      id: t.id, account_id: t.accountId, secret_id: t.secretId, shape: t.shape, blockchain: t.blockchain,
+      sender: t.sender, nonce: t.nonce.toString(), receiver: t.receiver, token: t.token, decimals: t.decimals,
+      commitment: t.commitment, confirmations: t.confirmations, after_block: t.afterBlock.toString(),
+      amount: t.amount, fee_amount: t.feeAmount, fee_receiver: t.feeReceiver, transaction: t.transaction,
+      payload: t.payload === null ? null : JSON.stringify(t.payload), callback: t.callback, forward_to: t.forwardTo,
+      forward_on_failure: t.forwardOnFailure, integration_id: t.integrationId, link_id: t.linkId, shop: t.shop,
+      shopify_payment_id: t.shopifyPaymentId, status: t.status, failed_reason: t.failedReason,
+      confirmed_at: t.confirmedAt, created_at: t.createdAt, updated_at: t.updatedAt,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returningAll()
+    .executeTakeFirst()
+  return row && rowToTracking(row)
+}
+
+export async function findTrackingBySecret(db: Db, accountId: string, secretId: string): Promise<Tracking | undefined> {
+  const row = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('secret_id', '=', secretId)
+    .executeTakeFirst()
+  return row && rowToTracking(row)
+}
+
+export async function findTrackingByIdentity(
+  db: Db,
+  key: { accountId: string; blockchain: string; sender: string; nonce: bigint },
+): Promise<Tracking | undefined> {
+  const row = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where('account_id', '=', key.accountId)
+    .where('blockchain', '=', key.blockchain)
+    .where('sender', '=', key.sender)
+    .where('nonce', '=', key.nonce.toString())
+    .executeTakeFirst()
+  return row && rowToTracking(row)
+}
+
+/** Turns a trace into a tracked transaction; only while it is still a pending trace. */
+export async function attachTransaction(db: Db, id: string, transaction: string, now: Date): Promise<Tracking | undefined> {
+  const row = await db
+    .updateTable('trackings')
+    .set({ transaction, updated_at: now })
+    .where('id', '=', id)
+    .where('transaction', 'is', null)
+    .returningAll()
+    .executeTakeFirst()
+  return row && rowToTracking(row)
+}
