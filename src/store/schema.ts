@@ -103,6 +103,18 @@ export interface ServiceKeysTable {
   created_at: TimestampDefault
 }
 
+export interface DeliveriesTable {
+  id: string
+  tracking_id: string
+  reason: 'completed' | 'redeliver'
+  state: Generated<'due' | 'delivered' | 'accepted' | 'dead'>
+  attempts: Generated<number>
+  next_attempt_at: Timestamp
+  locked_until: Timestamp | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
 /**
  * The database as Kysely sees it. Later subsystems add their tables here next to their migration.
  */
@@ -116,4 +128,5 @@ export interface Database {
   app_grants: AppGrantsTable
   trackings: TrackingsTable
   service_keys: ServiceKeysTable
+  deliveries: DeliveriesTable
 }

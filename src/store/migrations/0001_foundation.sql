@@ -115,3 +115,22 @@ CREATE TABLE service_keys (
   public_key_pem   text NOT NULL,
   created_at       timestamptz NOT NULL DEFAULT now()
 );
+
+-- Callback deliveries: a row is written in the same transaction as the status change it announces,
+-- so a crash can delay a callback but never lose it. Workers claim due rows with FOR UPDATE SKIP LOCKED.
+CREATE TABLE deliveries (
+  id               text PRIMARY KEY,  -- sent as x-delivery-id on every attempt
+  tracking_id      text NOT NULL REFERENCES trackings(id) ON DELETE CASCADE,
+  reason           text NOT NULL,     -- 'completed' or 'redeliver'
+  state            text NOT NULL DEFAULT 'due' CHECK (state IN ('due', 'delivered', 'accepted', 'dead')),
+  attempts         integer NOT NULL DEFAULT 0,
+  next_attempt_at  timestamptz NOT NULL,
+  locked_until     timestamptz,
+  created_at       timestamptz NOT NULL,
+  updated_at       timestamptz NOT NULL
+);
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'due';
+CREATE INDEX deliveries_tracking ON deliveries (tracking_id);
+
+-- Link payments page by confirmed_at: unique per link, so `after` = the last one seen never skips or repeats.
+CREATE UNIQUE INDEX trackings_link_confirmed_unique ON trackings (link_id, confirmed_at) WHERE link_id IS NOT NULL AND confirmed_at IS NOT NULL;

@@ -1,0 +1,51 @@
+import { sql } from 'kysely'
+import type { FailedReason, Tracking } from '../domain/tracking.ts'
+import type { Db } from './database.ts'
+import { newId } from './ids.ts'
+import { rowToTracking } from './trackings.ts'
+
+export type Completion =
+  | { status: 'success'; transaction: string }
+  | { status: 'failed'; failedReason: FailedReason; transaction?: string | null }
+
+/**
+ * The one way a tracking leaves `pending`: the status change and its callback delivery row are
+ * written in one transaction, and only a pending tracking changes (final states are final).
+ * Returns the completed tracking, or undefined when it was no longer pending.
+ */
+export async function completeTracking(db: Db, id: string, completion: Completion, now: Date): Promise<Tracking | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('trackings').select(['status', 'link_id', 'callback'])
+      .where('id', '=', id).forUpdate().executeTakeFirst()
+    if (!current || current.status !== 'pending') return undefined
+
+    let confirmedAt: Date | null = null
+    if (completion.status === 'success') {
+      confirmedAt = now
+      if (current.link_id) {
+        // Unique per link (see the migration): a payment confirmed in the same millisecond as the
+        // link's latest one is placed just after it.
+        const latest = await trx.selectFrom('trackings').select(sql<Date | null>`max(confirmed_at)`.as('at'))
+          .where('link_id', '=', current.link_id).executeTakeFirst()
+        if (latest?.at && new Date(latest.at).getTime() >= now.getTime()) confirmedAt = new Date(new Date(latest.at).getTime() + 1)
+      }
+    }
+    const row = await trx.updateTable('trackings')
+      .set({
+        status: completion.status,
+        failed_reason: completion.status === 'failed' ? completion.failedReason : null,
+        ...(completion.transaction ? { transaction: completion.transaction } : {}),
+        confirmed_at: confirmedAt,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    if (current.callback) {
+      await trx.insertInto('deliveries').values({
+        id: newId(), tracking_id: id, reason: 'completed', next_attempt_at: now, created_at: now, updated_at: now,
+      }).execute()
+    }
+    return rowToTracking(row)
+  })
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
+import { migrate } from '../../src/store/migrate.ts'
+
+/** The PostgreSQL server under test (DATABASE_URL), or null for the embedded database. */
+export const testDatabaseUrl: string | null = process.env.DATABASE_URL || null
+
+/**
+ * A fresh, migrated database for one test file: a new database on the PostgreSQL server named by
+ * DATABASE_URL (dropped again by `close`), else an in-memory PGlite.
+ */
+export async function createTestDatabase(): Promise<DatabaseHandle & { url: string | null }> {
+  const url = await createFreshDatabaseUrl()
+  const handle = await openDatabase({ databaseUrl: url, dataDir: 'memory://' })
+  await migrate(handle.db)
+  return {
+    ...handle,
+    url,
+    async close() {
+      await handle.close()
+      if (url) await dropDatabase(url)
+    },
+  }
+}
+
+/** A new empty database on the test server; null when tests run on the embedded database. */
+export async function createFreshDatabaseUrl(): Promise<string | null> {
+  if (!testDatabaseUrl) return null
+  const name = `pw_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: testDatabaseUrl })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(testDatabaseUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export async function dropDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1)
+  const admin = new pg.Client({ connectionString: testDatabaseUrl! })
+  await admin.connect()
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  } finally {
+    await admin.end()
+  }
+}
