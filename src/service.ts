@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { createLogger, createMetrics, createShutdown, systemClock, type Clock, type Common } from './common.ts'
@@ -8,6 +8,7 @@ import { createRpcReadiness } from './chain/readiness.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createApiKeyAuth } from './http/auth.ts'
 import { createRateLimits } from './http/rate-limit.ts'
+import type { ReferenceCheck } from './payments/create-payment.ts'
 import { createTrackingEvents, type TrackingEvents } from './payments/events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
 import { migrate } from './store/migrate.ts'
@@ -15,8 +16,10 @@ import { migrate } from './store/migrate.ts'
 export interface ServiceOptions {
   clock?: Clock
   logger?: Logger
+  /** false: no chain followers or workers (CLI commands, tests of the API alone). */
+  background?: boolean
   /** Route and hook additions for tests. */
-  app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins'>>
+  app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins' | 'referenceChecks'>>
 }
 
 export interface Service {
@@ -56,6 +59,15 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await chains.verify()
     const events = createTrackingEvents()
     const auth = createApiKeyAuth(database.db, common.clock)
+
+    // Subsystems add their routes, create-time checks and background work here, in this order.
+    const apiPlugins: FastifyPluginAsync[] = [...(options.app?.apiPlugins ?? [])]
+    const publicPlugins: FastifyPluginAsync[] = [...(options.app?.publicPlugins ?? [])]
+    const referenceChecks: ReferenceCheck[] = [...(options.app?.referenceChecks ?? [])]
+    let decorateRecord: AppDeps['decorateRecord']
+    /** Started once the HTTP API is ready; each registers its own stop with `common.shutdown`. */
+    const background: { name: string; start: () => Promise<void> }[] = []
+
     const app = await buildApp({
       common,
       db: database.db,
@@ -64,10 +76,20 @@ export async function createService(config: Config, options: ServiceOptions = {}
       auth,
       rateLimits: createRateLimits(config.rate, redis),
       chainReadiness: createRpcReadiness(chains, common.clock),
-      ...options.app,
+      apiPlugins,
+      publicPlugins,
+      referenceChecks,
+      decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
     })
-    shutdown.add('http', () => app.close())
     await app.ready()
+    if (options.background !== false) {
+      for (const task of background) {
+        await task.start()
+        logger.debug({ task: task.name }, 'background task started')
+      }
+    }
+    // Registered last so it runs first: stop taking requests before stopping the work behind them.
+    shutdown.add('http', () => app.close())
 
     return {
       common, database, chains, events, app, redis,

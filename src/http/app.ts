@@ -6,8 +6,7 @@ import { Counter, Histogram } from 'prom-client'
 import type { Common } from '../common.ts'
 import type { ChainRegistry } from '../chain/registry.ts'
 import type { Tracking } from '../domain/tracking.ts'
-import type { PaymentRequest } from '../domain/payment-request.ts'
-import type { CreateOutcome } from '../payments/create-payment.ts'
+import type { ReferenceCheck } from '../payments/create-payment.ts'
 import type { TrackingEvents } from '../payments/events.ts'
 import type { Db } from '../store/database.ts'
 import { apiVersionOf } from './api-version.ts'
@@ -28,7 +27,7 @@ export interface AppDeps {
   auth: ApiKeyAuth
   rateLimits: RateLimits
   chainReadiness: () => Promise<ChainReadiness[]>
-  checkReferences?: (accountId: string, request: PaymentRequest) => Promise<CreateOutcome | undefined>
+  referenceChecks?: ReferenceCheck[]
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
   /** More routes behind API key auth and rate limits (later subsystems, tests). */
   apiPlugins?: FastifyPluginAsync[]
@@ -94,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     api.addHook('onRequestAbort', release)
     await api.register(paymentRoutes, {
       db: deps.db, chains: deps.chains, events: deps.events, now: deps.common.clock,
-      checkReferences: deps.checkReferences, decorateRecord: deps.decorateRecord,
+      referenceChecks: deps.referenceChecks, decorateRecord: deps.decorateRecord,
     })
     for (const plugin of deps.apiPlugins ?? []) await api.register(plugin)
   })

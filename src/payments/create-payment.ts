@@ -18,12 +18,17 @@ export type CreateOutcome =
   | { kind: 'chain-unavailable' }
   | { kind: 'not-found'; detail: string }
 
+export type ReferenceCheck = (accountId: string, request: PaymentRequest) => Promise<CreateOutcome | undefined>
+
 export interface CreatePaymentDeps {
   db: Db
   chains: ChainRegistry
   now: () => Date
-  /** Checks of references the request makes (integration, link, shop, callback host) beyond the basics. */
-  checkReferences?: (accountId: string, request: PaymentRequest) => Promise<CreateOutcome | undefined>
+  /**
+   * Checks of what a new tracking refers to (integration, link, shop, callback host), run in order
+   * before it is stored; the first refusal is the answer.
+   */
+  referenceChecks?: ReferenceCheck[]
 }
 
 /**
@@ -58,8 +63,10 @@ export async function createPayment(deps: CreatePaymentDeps, accountId: string, 
   }
   if (errors.length > 0) return { kind: 'invalid', errors }
 
-  const refused = await deps.checkReferences?.(accountId, request)
-  if (refused) return refused
+  for (const check of deps.referenceChecks ?? []) {
+    const refused = await check(accountId, request)
+    if (refused) return refused
+  }
 
   const now = deps.now()
   const tracking: Tracking = {

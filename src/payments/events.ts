@@ -2,12 +2,19 @@ import { EventEmitter } from 'node:events'
 import type { Tracking } from '../domain/tracking.ts'
 
 /**
- * In-process events about trackings, for subsystems that react at once (the chain engine checks a
- * new tracking without waiting for the next block).
+ * In-process events about trackings. Subsystems react at once (the chain engine checks a new
+ * tracking without waiting for the next block; the widget channel forwards progress and releases);
+ * the widget channel also carries them across nodes (PostgreSQL LISTEN/NOTIFY).
  */
 export interface TrackingEventMap {
   /** A tracking was created, or a trace got its transaction. */
   tracked: [tracking: Tracking]
+  /** A matching transaction is waiting for confirmations or finality. */
+  progress: [event: { tracking: Tracking; required: number; passed: number }]
+  /** The tracking became success or failed (already written, with its delivery row). */
+  completed: [tracking: Tracking]
+  /** The waiting user was released (callback answered 200, or POST /v2/payments/release). */
+  released: [tracking: Tracking]
 }
 
 export type TrackingEvents = EventEmitter<TrackingEventMap>
