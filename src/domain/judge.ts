@@ -48,8 +48,12 @@ export interface ChainPosition {
 export interface Evidence {
   /** The transaction the tracking named, when it exists on chain (mined). */
   given: MinedTransaction | null
-  /** The transaction that consumed (sender, nonce); the same object as `given` when it was not replaced. */
-  consumer: MinedTransaction
+  /**
+   * The transaction that consumed (sender, nonce), or null when the nonce is not consumed yet (or not
+   * known: a `given` sent by another address is judged without it). The same object as `given` when
+   * it was not replaced.
+   */
+  consumer: MinedTransaction | null
   position: ChainPosition
 }
 
