@@ -1,6 +1,7 @@
 import { Command } from 'commander'
 import { ConfigError, loadConfig, type Config } from '../config/config.ts'
 import { registerAdminCommands } from './admin-commands.ts'
+import { dev } from './dev.ts'
 import { serve } from './serve.ts'
 import { withDatabase } from './with-database.ts'
 import { migrate } from '../store/migrate.ts'
@@ -25,6 +26,11 @@ const program = new Command('paywatch')
 program.command('serve')
   .description('run the service: HTTP API, chain followers and callback workers')
   .action(async () => serve(configOrExit()))
+
+program.command('dev')
+  .description('local playground: an Anvil node as "ethereum", the service, and a printed API key')
+  .option('--anvil-port <port>', 'port of the local Anvil node', '8545')
+  .action(async (options: { anvilPort: string }) => dev(configOrExit(), { anvilPort: Number(options.anvilPort) }))
 
 program.command('migrate')
   .description('apply database migrations and exit')
