@@ -1,7 +1,7 @@
 import type { FailedReason } from './tracking.ts'
 
-// CONTRACT between the evidence reader (chain/payment-evidence.ts) and the engine. The judge body
-// is being written in its own change; keep these types stable.
+// CONTRACT between the evidence reader (chain/payment-evidence.ts), the engine and the judge below;
+// keep these types stable (additive changes only).
 
 /** What a tracking expects, in base units; addresses lower-case; native token = 0xeeee…eeee. */
 export interface Expectation {
@@ -62,4 +62,121 @@ export type Judgement =
   | { status: 'success'; transaction: string }
   | { status: 'failed'; reason: FailedReason; transaction: string }
 
-export declare function judge(expectation: Expectation, evidence: Evidence): Judgement
+/** The native currency's token address on every EVM chain, lower-case. */
+export const NATIVE_TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+
+/** Sum of `token` that reached `to` inside one transaction (addresses compared lower-case). */
+export function received(transfers: readonly Transfer[], token: string, to: string): bigint {
+  const wantToken = token.toLowerCase()
+  const wantTo = to.toLowerCase()
+  let total = 0n
+  for (const t of transfers) {
+    if (t.token.toLowerCase() === wantToken && t.to.toLowerCase() === wantTo) total += t.amount
+  }
+  return total
+}
+
+function receivedAnything(transfers: readonly Transfer[], to: string): boolean {
+  const wantTo = to.toLowerCase()
+  return transfers.some((t) => t.to.toLowerCase() === wantTo && t.amount > 0n)
+}
+
+type PaymentMismatch = 'RECEIVER_MISMATCH' | 'TOKEN_MISMATCH' | 'AMOUNT_MISMATCH' | 'MISMATCH'
+
+/**
+ * What is wrong with what the transaction moved, or null when it pays. Receiver, token and amount
+ * exclude each other (nothing / something else / too little of the token); a short fee alone, or
+ * a short fee on top of one of them, is `MISMATCH`. When the fee receiver is the receiver itself,
+ * it must get `amount + fee_amount` (otherwise paying only `amount` would satisfy both rows).
+ * An expected amount of zero needs nothing to reach the receiver.
+ */
+export function paymentMismatch(expectation: Expectation, transfers: readonly Transfer[]): PaymentMismatch | null {
+  const { receiver, token, amount } = expectation
+  const toReceiver = received(transfers, token, receiver)
+  let primary: PaymentMismatch | null = null
+  if (amount > 0n) {
+    if (toReceiver === 0n) primary = receivedAnything(transfers, receiver) ? 'TOKEN_MISMATCH' : 'RECEIVER_MISMATCH'
+    else if (toReceiver < amount) primary = 'AMOUNT_MISMATCH'
+  }
+  const feeAmount = expectation.feeAmount ?? 0n
+  let feeShort = false
+  if (expectation.feeReceiver !== null && feeAmount > 0n) {
+    const sameAddress = expectation.feeReceiver.toLowerCase() === receiver.toLowerCase()
+    feeShort = sameAddress
+      ? toReceiver < amount + feeAmount
+      : received(transfers, token, expectation.feeReceiver) < feeAmount
+  }
+  return feeShort ? 'MISMATCH' : primary
+}
+
+/**
+ * Confirmation progress of a paying transaction. `confirmed`: the inclusion block is the first
+ * confirmation, so passed = head − inclusion + 1 and success once passed ≥ confirmations.
+ * `finalized`: success once the inclusion block is at or below the finalized block; while waiting,
+ * required = head − finalized + 1 (the chain's current finality lag counted the same way, so the
+ * block finalizes exactly when passed would reach required) and passed = head − inclusion + 1,
+ * capped below required (a finalized tag that lags irregularly must not show "3 of 3" while pending).
+ * A block that is no longer canonical has passed nothing.
+ */
+function progress(expectation: Expectation, tx: MinedTransaction, position: ChainPosition): Judgement {
+  const depth = position.head - tx.blockNumber + 1n
+  const passed = position.canonical && depth > 0n ? depth : 0n
+  const required = requiredConfirmations(expectation, position)
+  if (expectation.commitment === 'finalized') {
+    if (position.canonical && tx.blockNumber <= position.finalized) return { status: 'success', transaction: tx.hash }
+    return pending(required, passed < required ? passed : required - 1n)
+  }
+  if (position.canonical && passed >= required) return { status: 'success', transaction: tx.hash }
+  return pending(required, passed)
+}
+
+function requiredConfirmations(expectation: Expectation, position: ChainPosition): bigint {
+  if (expectation.commitment === 'confirmed') return BigInt(expectation.confirmations)
+  const lag = position.head - position.finalized + 1n
+  return lag > 1n ? lag : 1n
+}
+
+function pending(required: bigint, passed: bigint): Judgement {
+  return { status: 'pending', confirmations: { required: Number(required), passed: Number(passed) } }
+}
+
+const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
+
+/**
+ * Judges a payment (decisions.md section 3, "How a payment is judged"), rows in order. Pure: the
+ * engine gathers the evidence, this decides. The judged transaction is the one that consumed
+ * (sender, nonce): `consumer`, or `given` itself when it carries the right sender and nonce (being
+ * mined, it consumed that nonce). A different consumer than the given transaction is a replacement:
+ * judged in its place; if it pays, success names its hash, if not the result is
+ * `TRANSACTION_MISMATCH` (the record keeps the given hash, see `recordedTransaction`).
+ */
+export function judge(expectation: Expectation, evidence: Evidence): Judgement {
+  const { given, position } = evidence
+  if (given) {
+    if (!same(given.from, expectation.sender)) return failed('SENDER_MISMATCH', given)
+    if (given.nonce !== expectation.nonce) return failed('NONCE_MISMATCH', given)
+  }
+  const judged = evidence.consumer ?? given
+  if (!judged) return pending(requiredConfirmations(expectation, position), 0n)
+  if (judged.reverted) return failed('FAILED', judged)
+  const replaced = expectation.transaction !== null && !same(judged.hash, expectation.transaction)
+  const mismatch = paymentMismatch(expectation, judged.transfers)
+  if (mismatch) return failed(replaced ? 'TRANSACTION_MISMATCH' : mismatch, judged)
+  return progress(expectation, judged, position)
+}
+
+function failed(reason: FailedReason, tx: MinedTransaction): Judgement {
+  return { status: 'failed', reason, transaction: tx.hash }
+}
+
+/**
+ * The hash the tracking record should carry after a judgement: the paying transaction on success
+ * (the replacing one after a speed-up), the integrator's own hash when one was given and the
+ * result is a failure (a non-paying replacement does not overwrite it), and for a trace the
+ * transaction that was found.
+ */
+export function recordedTransaction(expectation: Expectation, judgement: Judgement): string | null {
+  if (judgement.status === 'success') return judgement.transaction
+  if (judgement.status === 'failed') return expectation.transaction ?? judgement.transaction
+  return expectation.transaction
+}
