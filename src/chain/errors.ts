@@ -1,19 +1,77 @@
-/** Errors of the chain layer, in viem's style: a short message plus the cause. */
+import { BaseError, HttpRequestError, RpcRequestError, SocketClosedError, TimeoutError, WebSocketRequestError } from 'viem'
+
+/**
+ * Errors of the chain layer, in viem's style: a short message plus the cause. `retryable` tells
+ * the caller whether asking again later may give another answer (RPC down, timeout, rate limit)
+ * or not (the answer itself is final).
+ */
 export class ChainError extends Error {
   override name = 'ChainError'
   readonly shortMessage: string
+  readonly retryable: boolean = false
   constructor(shortMessage: string, options?: { cause?: unknown }) {
     super(shortMessage, options)
     this.shortMessage = shortMessage
   }
 }
 
+/** Worth retrying later: the RPC failed, timed out or throttled us; the chain state is not at fault. */
+export class RetryableChainError extends ChainError {
+  override name = 'RetryableChainError'
+  override readonly retryable: boolean = true
+}
+
+/** Retrying will not help: the chain answered, and the answer is the problem. */
+export class NonRetryableChainError extends ChainError {
+  override name = 'NonRetryableChainError'
+}
+
 /** The RPC could not be reached or kept failing: worth retrying later. */
-export class ChainUnavailableError extends ChainError {
+export class ChainUnavailableError extends RetryableChainError {
   override name = 'ChainUnavailableError'
 }
 
 /** The address is not a contract answering `decimals()`: retrying will not help. */
-export class TokenNotFoundError extends ChainError {
+export class TokenNotFoundError extends NonRetryableChainError {
   override name = 'TokenNotFoundError'
+}
+
+/** JSON-RPC codes meaning "this node does not serve that method" (EIP-1474 / EIP-1193). */
+const methodUnavailableCodes = new Set([-32601, -32004, 4200])
+/** How providers word the same refusal when they use a generic code (-32000, -32600, HTTP 4xx). */
+const methodUnavailableText =
+  /method .{0,80}(does not exist|not (found|supported|available|allowed|whitelisted|enabled))|(not supported|unsupported|not available|disabled|not allowed).{0,40}(method|namespace|plan|tier)|unsupported method|method not found/i
+
+/**
+ * Whether an RPC error says the method is not offered at all (as opposed to failing this time).
+ * A timeout, a dropped connection or a rate limit is never "unavailable".
+ */
+export function isMethodUnavailable(error: unknown): boolean {
+  if (isTransient(error)) return false
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'number' && methodUnavailableCodes.has(code)) return true
+    const texts = [(e as { shortMessage?: unknown }).shortMessage, (e as { details?: unknown }).details]
+    if (texts.some((t) => typeof t === 'string' && methodUnavailableText.test(t))) return true
+    if (e === (e as { cause?: unknown }).cause) break
+  }
+  return false
+}
+
+/** Rate limits (-32005 standard, 429 and QuickNode's -32007) and the node's internal errors. */
+const transientCodes = new Set([-32005, -32007, 429, -32603])
+const transientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500
+
+/** A timeout, a network failure or an overloaded/throttling RPC: the same request may succeed later. */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof RetryableChainError) return true
+  if (!(error instanceof BaseError)) return false
+  return Boolean(
+    error.walk((e) => {
+      if (e instanceof TimeoutError || e instanceof SocketClosedError || e instanceof WebSocketRequestError) return true
+      if (e instanceof HttpRequestError) return e.status === undefined || transientStatus(e.status)
+      if (e instanceof RpcRequestError) return transientCodes.has(e.code) || (e.status !== undefined && transientStatus(e.status))
+      return false
+    }),
+  )
 }

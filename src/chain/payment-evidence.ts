@@ -1,0 +1,124 @@
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash } from 'viem'
+import type { MinedTransaction, Transfer } from '../domain/judge.ts'
+import { createTraceReader, type RequestClient, type TraceSupport } from './call-trace.ts'
+import { ChainError, NonRetryableChainError, RetryableChainError } from './errors.ts'
+import { erc20Transfers, internalValueTransfers, ownValueTransfer, type LogLike } from './transfers.ts'
+
+/** The fields of a transaction the evidence needs; viem's `Transaction` (from getBlock/getTransaction) fits. */
+export interface FetchedTransaction {
+  hash: string
+  from: string
+  nonce: number | bigint
+  to: string | null
+  value: bigint
+  input: string
+}
+
+/** The fields of a receipt the evidence needs; viem's `TransactionReceipt` (also from getBlockReceipts) fits. */
+export interface FetchedReceipt {
+  transactionHash: string
+  status: 'success' | 'reverted'
+  blockNumber: bigint
+  blockHash: string
+  gasUsed: bigint
+  logs: readonly LogLike[]
+}
+
+export interface ReadOptions {
+  /**
+   * The expectation's token is the native currency: also trace internal calls (routers forward
+   * native value in internal calls, visible only in a trace). Token payments never need a trace.
+   */
+  native: boolean
+}
+
+/** What the reader needs from the chain's client; a viem PublicClient fits. */
+export interface EvidenceClient {
+  getTransaction(args: { hash: Hash }): Promise<FetchedTransaction & { blockNumber: bigint | null }>
+  getTransactionReceipt(args: { hash: Hash }): Promise<FetchedReceipt>
+  /** Any EIP-1193 request function (viem types its own per method, hence `never` here). */
+  request: (args: never) => Promise<unknown>
+}
+
+export interface EvidenceReader {
+  /** Reads a transaction by hash (getTransaction + getTransactionReceipt); null while unknown or not mined. */
+  fromHash(hash: string, options: ReadOptions): Promise<MinedTransaction | null>
+  /** Builds the evidence from a transaction and receipt already fetched (e.g. a whole block's): no refetch. */
+  fromFetched(tx: FetchedTransaction, receipt: FetchedReceipt, options: ReadOptions): Promise<MinedTransaction>
+  /** What this chain's RPC was found to offer for `debug_traceTransaction`. */
+  traceSupport(): TraceSupport
+}
+
+/**
+ * Reads mined transactions into the judge's `MinedTransaction` for ONE chain (trace support is
+ * learned per reader). Errors are ChainErrors: `retryable` ones (RPC down, timeout, trace not
+ * there yet) mean "judge this later", never "the payment failed".
+ */
+export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
+  const request = client.request as RequestClient['request']
+  const traces = createTraceReader({ request: (args) => request(args) })
+
+  async function fromFetched(tx: FetchedTransaction, receipt: FetchedReceipt, options: ReadOptions): Promise<MinedTransaction> {
+    if (tx.hash.toLowerCase() !== receipt.transactionHash.toLowerCase()) {
+      throw new NonRetryableChainError(`receipt ${receipt.transactionHash} does not belong to transaction ${tx.hash}`)
+    }
+    const reverted = receipt.status !== 'success'
+    const transfers: Transfer[] = reverted ? [] : [...ownValueTransfer(tx, false), ...erc20Transfers(receipt.logs)]
+    if (options.native && !reverted && mayMakeInternalCalls(tx, receipt)) {
+      const trace = await traces.callTrace(tx.hash)
+      if (trace) transfers.push(...internalValueTransfers(trace))
+    }
+    return {
+      hash: tx.hash.toLowerCase(),
+      from: tx.from.toLowerCase(),
+      nonce: BigInt(tx.nonce),
+      reverted,
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash.toLowerCase(),
+      transfers,
+    }
+  }
+
+  async function fromHash(hash: string, options: ReadOptions): Promise<MinedTransaction | null> {
+    const [tx, receipt] = await Promise.all([
+      client.getTransaction({ hash: hash as Hash }).catch(notFoundAsNull),
+      client.getTransactionReceipt({ hash: hash as Hash }).catch(notFoundAsNull),
+    ])
+    // Unknown, still pending, or the receipt not indexed yet: not mined as far as we can tell.
+    if (!tx || !receipt || tx.blockNumber === null) return null
+    return fromFetched(tx, receipt, options)
+  }
+
+  return { fromHash, fromFetched, traceSupport: () => traces.support() }
+}
+
+function notFoundAsNull(error: unknown): null {
+  if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null
+  if (error instanceof ChainError) throw error
+  throw new RetryableChainError('the chain RPC did not answer', { cause: error })
+}
+
+/**
+ * A plain value transfer that ran no code (no input, exactly the 21,000 intrinsic gas) cannot have
+ * made internal calls: no trace needed. Anything else might (a contract's receive() forwarding, a
+ * router, a constructor).
+ */
+function mayMakeInternalCalls(tx: FetchedTransaction, receipt: FetchedReceipt): boolean {
+  return !(tx.to !== null && (tx.input === '0x' || tx.input === '') && receipt.gasUsed === 21_000n)
+}
+
+/**
+ * The transaction of a block that consumed (sender, nonce), or null. Pure: matches `from`
+ * case-insensitively and the nonce exactly.
+ */
+export function findConsumer<T extends { from: string; nonce: number | bigint }>(
+  transactions: readonly T[],
+  sender: string,
+  nonce: bigint,
+): T | null {
+  const wanted = sender.toLowerCase()
+  for (const tx of transactions) {
+    if (BigInt(tx.nonce) === nonce && tx.from.toLowerCase() === wanted) return tx
+  }
+  return null
+}
