@@ -7,6 +7,8 @@ import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createApiKeyAuth } from './http/auth.ts'
+import { accountDataPlugins } from './http/routes/account-data.ts'
+import { linkAndShopChecks } from './payments/link-shop-checks.ts'
 import { createRateLimits } from './http/rate-limit.ts'
 import type { ReferenceCheck } from './payments/create-payment.ts'
 import { createTrackingEvents, type TrackingEvents } from './payments/events.ts'
@@ -67,6 +69,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     let decorateRecord: AppDeps['decorateRecord']
     /** Started once the HTTP API is ready; each registers its own stop with `common.shutdown`. */
     const background: { name: string; start: () => Promise<void> }[] = []
+    // Links, shops and apps (issue 5).
+    const accountData = accountDataPlugins({ db: database.db, clock: common.clock, adminToken: config.adminToken })
+    publicPlugins.push(accountData.admin)
+    apiPlugins.push(accountData.api)
+    referenceChecks.push(linkAndShopChecks(database.db))
 
     const app = await buildApp({
       common,

@@ -1,6 +1,7 @@
 import { Command } from 'commander'
 import { ConfigError, loadConfig, type Config } from '../config/config.ts'
 import { registerAdminCommands } from './admin-commands.ts'
+import { registerAccountDataCommands } from './account-data-commands.ts'
 import { dev } from './dev.ts'
 import { serve } from './serve.ts'
 import { withDatabase } from './with-database.ts'
@@ -42,6 +43,7 @@ program.command('migrate')
   })
 
 registerAdminCommands(program, configOrExit)
+registerAccountDataCommands(program, configOrExit)
 
 try {
   await program.parseAsync()

@@ -36,6 +36,8 @@ export interface LinksTable {
   account_id: string
   name: string | null
   created_at: TimestampDefault
+  /** Set when the link is removed (migration 0005): it keeps its trackings but takes no new ones. */
+  removed_at: Timestamp | null
 }
 
 export interface ShopsTable {

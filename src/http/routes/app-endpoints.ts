@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { fullRecord, summaryRecord } from '../../domain/tracking.ts'
+import type { Db } from '../../store/database.ts'
+import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
+import { listShops } from '../../store/shops.ts'
+import { appHeaders, shopSchema, summaryRecordSchema } from '../account-data-schemas.ts'
+import { apiVersionOf } from '../api-version.ts'
+import type { AppTokenAuth } from '../app-token-auth.ts'
+import { notFound } from '../problem.ts'
+import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+
+const security = [{ apiKey: [], accessToken: [] }]
+const tags = ['apps']
+
+/** An app reads the data of an account that granted it scopes (interface.md 4.6 and 4.8). */
+export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; authorize: AppTokenAuth }): Promise<void> {
+  app.get<{ Params: { id: string } }>('/apps/payments/shopify/:id', {
+    schema: {
+      summary: "A granting account's succeeded Shopify payment (scope payments.shopify.read, or payments.read)",
+      description: 'Summary record with x-api-version, full record without.',
+      tags, security, headers: appHeaders,
+      params: Type.Object({ id: Type.String({ description: 'Shopify payment id' }) }),
+      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), '4xx': problemSchema },
+    },
+  }, async (request, reply) => {
+    const version = apiVersionOf(request)
+    const { grantingAccountId } = await deps.authorize(request, 'payments.shopify.read')
+    const tracking = await findSucceededShopifyPayment(deps.db, grantingAccountId, request.params.id)
+    if (!tracking) throw notFound('succeeded Shopify payment')
+    return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
+  })
+
+  app.get('/apps/checkouts/shopify', {
+    schema: {
+      summary: "Shops connected to the granting account (scope checkouts.shopify.read)",
+      tags, security, headers: appHeaders,
+      response: { 200: Type.Array(shopSchema), '4xx': problemSchema },
+    },
+  }, async (request, reply) => {
+    const { grantingAccountId } = await deps.authorize(request, 'checkouts.shopify.read')
+    const shops = await listShops(deps.db, grantingAccountId)
+    return reply.type('application/json').send(JSON.stringify(shops.map((s) => ({ shop: s.shop }))))
+  })
+}

@@ -1,0 +1,51 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { parseIsoTimestamp } from '../../domain/iso-timestamp.ts'
+import { earlierLinkRecord, LINK_PAYMENTS_PAGE_SIZE } from '../../domain/link-payment.ts'
+import { summaryRecord } from '../../domain/tracking.ts'
+import type { Db } from '../../store/database.ts'
+import { findAccountLink, linkPayments } from '../../store/links.ts'
+import { earlierLinkRecordSchema, apiVersionHeaders, summaryRecordSchema } from '../account-data-schemas.ts'
+import { apiVersionOf } from '../api-version.ts'
+import { callerOf } from '../auth.ts'
+import { notFound, validationFailed } from '../problem.ts'
+import { problemSchema } from '../schemas.ts'
+
+/** Reads `after`: absent, or one ISO 8601 timestamp. */
+function readAfter(query: unknown): Date | null {
+  const raw = (query as Record<string, unknown> | undefined)?.after
+  if (raw === undefined) return null
+  const parsed = typeof raw === 'string' && raw.length <= 64 ? parseIsoTimestamp(raw) : undefined
+  if (!parsed) throw validationFailed([{ path: 'after', message: 'must be one ISO 8601 timestamp such as "2026-01-01T12:00:00.000Z"' }])
+  return parsed
+}
+
+/** GET /links/{link_id}/payments (interface.md 4.7, decisions.md section 5). */
+export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
+  app.get<{ Params: { link_id: string } }>('/links/:link_id/payments', {
+    schema: {
+      summary: 'Succeeded payments received through a payment link, oldest first, at most 10',
+      description: 'Page with `after` = the `confirmed_at` of the last payment received: payments confirmed strictly later follow, none skipped or repeated.',
+      tags: ['links'],
+      params: Type.Object({ link_id: Type.String() }),
+      querystring: Type.Object({ after: Type.Optional(Type.String({ format: 'date-time', description: 'only payments confirmed strictly after this ISO 8601 time' })) }),
+      headers: apiVersionHeaders,
+      response: {
+        200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
+          description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
+        }),
+        '4xx': problemSchema,
+      },
+    },
+    // Read by hand: `after` gets one clear problem, x-api-version is checked for every API route.
+    validatorCompiler: () => () => true,
+  }, async (request, reply) => {
+    const version = apiVersionOf(request)
+    const after = readAfter(request.query)
+    const accountId = callerOf(request).accountId
+    if (!(await findAccountLink(deps.db, accountId, request.params.link_id))) throw notFound('link')
+    const payments = await linkPayments(deps.db, request.params.link_id, after, LINK_PAYMENTS_PAGE_SIZE)
+    const records = payments.map(version ? summaryRecord : earlierLinkRecord)
+    return reply.type('application/json').send(JSON.stringify(records))
+  })
+}

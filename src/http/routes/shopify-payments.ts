@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { fullRecord, summaryRecord } from '../../domain/tracking.ts'
+import type { Db } from '../../store/database.ts'
+import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
+import { apiVersionHeaders, summaryRecordSchema } from '../account-data-schemas.ts'
+import { apiVersionOf } from '../api-version.ts'
+import { callerOf } from '../auth.ts'
+import { notFound } from '../problem.ts'
+import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+
+const idParams = Type.Object({ id: Type.String({ description: 'the Shopify payment id given as shopify_payment_id' }) })
+
+/** The key account's own succeeded Shopify payments (interface.md 4.4 and 4.5). */
+export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
+  const find = async (accountId: string, id: string) => {
+    const tracking = await findSucceededShopifyPayment(deps.db, accountId, id)
+    // Pending, failed, unknown and another account's look the same.
+    if (!tracking) throw notFound('succeeded Shopify payment')
+    return tracking
+  }
+
+  app.get<{ Params: { id: string } }>('/v2/payments/shopify/:id', {
+    schema: {
+      summary: 'A succeeded Shopify payment of the account (full record)', tags: ['shopify'], params: idParams,
+      response: { 200: paymentRecordSchema, '4xx': problemSchema },
+    },
+  }, async (request, reply) => {
+    const tracking = await find(callerOf(request).accountId, request.params.id)
+    return reply.type('application/json').send(JSON.stringify(fullRecord(tracking)))
+  })
+
+  app.get<{ Params: { id: string } }>('/payments/shopify/:id', {
+    schema: {
+      summary: 'A succeeded Shopify payment of the account (summary record with x-api-version, full record without)',
+      tags: ['shopify'], params: idParams, headers: apiVersionHeaders,
+      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), '4xx': problemSchema },
+    },
+  }, async (request, reply) => {
+    const version = apiVersionOf(request)
+    const tracking = await find(callerOf(request).accountId, request.params.id)
+    return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
+  })
+}
