@@ -7,6 +7,7 @@ import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createApiKeyAuth } from './http/auth.ts'
+import { chainDataPlugins } from './http/routes/chain-data.ts'
 import { accountDataPlugins } from './http/routes/account-data.ts'
 import { linkAndShopChecks } from './payments/link-shop-checks.ts'
 import { createRateLimits } from './http/rate-limit.ts'
@@ -74,6 +75,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
     publicPlugins.push(accountData.admin)
     apiPlugins.push(accountData.api)
     referenceChecks.push(linkAndShopChecks(database.db))
+    // Assets and prices (issue 6).
+    apiPlugins.push(...chainDataPlugins(common, chains))
 
     const app = await buildApp({
       common,

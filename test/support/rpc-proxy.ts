@@ -1,0 +1,73 @@
+// A real HTTP JSON-RPC proxy in front of anvil that counts round trips, for tests that assert how
+// many requests a feature costs. Each HTTP request is one round trip; a JSON-RPC batch is one
+// request carrying several calls.
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ProxiedRequest {
+  /** The parsed JSON body: one call object, or an array for a batch. */
+  body: unknown;
+  /** Method names in the request (several for a batch). */
+  methods: string[];
+  /** The raw body, e.g. to look for a function selector. */
+  raw: string;
+}
+
+export interface RpcProxy {
+  url: string;
+  /** Every request forwarded since the last reset, in arrival order. */
+  requests: ProxiedRequest[];
+  reset(): void;
+  /** While down, every request has its connection dropped (an unreachable RPC). */
+  setDown(down: boolean): void;
+  close(): Promise<void>;
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
+  let down = false;
+  const proxy: RpcProxy = {
+    url: "",
+    requests: [],
+    reset: () => void (proxy.requests = []),
+    setDown: (value) => void (down = value),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  const server = createServer(async (request, response) => {
+    const raw = await readBody(request);
+    if (down) {
+      request.socket.destroy();
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const calls = Array.isArray(body) ? body : [body];
+    proxy.requests.push({
+      body,
+      raw,
+      methods: calls.map((c) => String((c as { method?: unknown } | undefined)?.method)),
+    });
+    try {
+      const answer = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
+      response.writeHead(answer.status, { "content-type": "application/json" });
+      response.end(await answer.text());
+    } catch {
+      request.socket.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
+}
