@@ -39,13 +39,15 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
 
   const shops = program.command('shops').description('manage connected shops')
   shops.command('connect <accountId> <shop>').description('connect a shop host name to an account')
-    .action((accountId: string, shop: string) => run(async (db) => {
+    .action((accountId: string, shop: string) => {
       const host = normalizeShopHost(shop)
       if (!host) throw new Error(`shop must be ${SHOP_HOST_HINT}`)
-      await requireAccount(db, accountId)
-      const connected = await connectShop(db, accountId, host)
-      print({ shop: connected.shop.shop, created: connected.created })
-    }))
+      return run(async (db) => {
+        await requireAccount(db, accountId)
+        const connected = await connectShop(db, accountId, host)
+        print({ shop: connected.shop.shop, created: connected.created })
+      })
+    })
   shops.command('list <accountId>').description("list an account's connected shops")
     .action((accountId: string) => run(async (db) => print((await listShops(db, accountId)).map((s) => ({ shop: s.shop, created_at: s.createdAt.toISOString() })))))
   shops.command('disconnect <accountId> <shop>').description('disconnect a shop (its past payments stay readable)')
@@ -57,11 +59,13 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
 
   const apps = program.command('apps').description('manage apps and the grants (access tokens) accounts give them')
   apps.command('create <ownerAccountId> <name>').description('create an app owned by the account')
-    .action((accountId: string, name: string) => run(async (db) => {
+    .action((accountId: string, name: string) => {
       if (name.trim() === '' || name.length > 200) throw new Error('name must be 1 to 200 characters')
-      await requireAccount(db, accountId)
-      print(appJson(await createApp(db, accountId, name.trim())))
-    }))
+      return run(async (db) => {
+        await requireAccount(db, accountId)
+        print(appJson(await createApp(db, accountId, name.trim())))
+      })
+    })
   apps.command('list <ownerAccountId>').description('list the apps an account owns')
     .action((accountId: string) => run(async (db) => print((await listApps(db, accountId)).map(appJson))))
   apps.command('delete <appId>').description('delete an app and all its grants')
@@ -72,19 +76,21 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
   apps.command('grant <appId> <accountId>').description('the account grants the app scopes; prints the access token (shown once)')
     .requiredOption('--scopes <scopes>', 'comma-separated: payments.shopify.read (or payments.read), checkouts.shopify.read')
     .option('--expires-at <time>', 'ISO 8601 time at which the token stops working')
-    .action((appId: string, accountId: string, options: { scopes: string; expiresAt?: string }) => run(async (db) => {
-      const scopes = parseScopes(options.scopes)
+    .action((appId: string, accountId: string, options: { scopes: string; expiresAt?: string }) => {
+      const scopes = parseScopes(options.scopes.split(',').map((s) => s.trim()).filter(Boolean))
       if (!scopes.ok) throw new Error(`--scopes ${scopes.message}`)
       let expiresAt: Date | null = null
       if (options.expiresAt !== undefined) {
         expiresAt = parseIsoTimestamp(options.expiresAt) ?? null
         if (!expiresAt || expiresAt.getTime() <= Date.now()) throw new Error('--expires-at must be a future ISO 8601 time')
       }
-      if (!(await findApp(db, appId))) throw new Error(`app ${appId} not found`)
-      await requireAccount(db, accountId)
-      const created = await createGrant(db, { appId, accountId, scopes: scopes.scopes, expiresAt })
-      print({ ...grantJson(created.grant), access_token: created.accessToken })
-    }))
+      return run(async (db) => {
+        if (!(await findApp(db, appId))) throw new Error(`app ${appId} not found`)
+        await requireAccount(db, accountId)
+        const created = await createGrant(db, { appId, accountId, scopes: scopes.scopes, expiresAt })
+        print({ ...grantJson(created.grant), access_token: created.accessToken })
+      })
+    })
   apps.command('grants <appId>').description("list an app's grants (never the tokens)")
     .action((appId: string) => run(async (db) => {
       if (!(await findApp(db, appId))) throw new Error(`app ${appId} not found`)

@@ -10,12 +10,8 @@ export const ACCEPTED_SCOPE_NAMES: readonly string[] = [...APP_SCOPES, ...Object
 const canonical = (name: string): AppScope | undefined =>
   (APP_SCOPES as readonly string[]).includes(name) ? (name as AppScope) : SYNONYMS[name]
 
-/**
- * Reads the `scopes` of a grant: a non-empty list of accepted scope names (a comma-separated string
- * is accepted too, for the CLI). Names are kept as given, without repeats.
- */
-export function parseScopes(value: unknown): { ok: true; scopes: string[] } | { ok: false; message: string } {
-  const list = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter(Boolean) : value
+/** Reads the `scopes` of a grant: a non-empty list of accepted scope names, kept as given, without repeats. */
+export function parseScopes(list: unknown): { ok: true; scopes: string[] } | { ok: false; message: string } {
   if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string')) {
     return { ok: false, message: `must be a non-empty list of scopes: ${ACCEPTED_SCOPE_NAMES.join(', ')}` }
   }

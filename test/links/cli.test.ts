@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, test } from 'node:test'
+import { Command } from 'commander'
+import { registerAccountDataCommands } from '../../src/cli/account-data-commands.ts'
+import { loadConfig, type Config } from '../../src/config/config.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { authenticateAccessToken } from '../../src/store/app-grants.ts'
+import { openDatabase } from '../../src/store/database.ts'
+import { listLinks } from '../../src/store/links.ts'
+import { migrate } from '../../src/store/migrate.ts'
+import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
+
+let config: Config
+let databaseUrl: string | null
+
+before(async () => {
+  databaseUrl = await createFreshDatabaseUrl()
+  config = loadConfig({
+    PAYWATCH_DATA_DIR: mkdtempSync(join(tmpdir(), 'paywatch-cli-')),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  })
+})
+after(async () => {
+  if (databaseUrl) await dropDatabase(databaseUrl)
+})
+
+/** Runs `paywatch <args>` in process; answers what it printed, parsed. */
+async function paywatch(...args: string[]): Promise<any> {
+  const program = new Command('paywatch').exitOverride()
+  registerAccountDataCommands(program, () => config)
+  const printed: string[] = []
+  const log = console.log
+  console.log = (line: string) => void printed.push(line)
+  try {
+    await program.parseAsync(args, { from: 'user' })
+  } finally {
+    console.log = log
+  }
+  return JSON.parse(printed.join('\n'))
+}
+
+async function inDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>): Promise<T> {
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  try {
+    await migrate(handle.db)
+    return await work(handle.db)
+  } finally {
+    await handle.close()
+  }
+}
+
+test('paywatch links, shops and apps do what the admin API does', async () => {
+  const { merchant, developer } = await inDatabase(async (db) => ({
+    merchant: (await createAccount(db, 'merchant')).id,
+    developer: (await createAccount(db, 'developer')).id,
+  }))
+  const link = await paywatch('links', 'create', merchant, '--name', 'tips')
+  assert.equal(link.account_id, merchant)
+  assert.equal(link.name, 'tips')
+
+  const shop = await paywatch('shops', 'connect', merchant, 'Shop.Example.com')
+  assert.deepEqual(shop, { shop: 'shop.example.com', created: true })
+
+  const app = await paywatch('apps', 'create', developer, 'Reports')
+  assert.equal(app.account_id, developer)
+  const grant = await paywatch('apps', 'grant', app.id, merchant, '--scopes', 'payments.read,checkouts.shopify.read')
+  assert.deepEqual(grant.scopes, ['payments.read', 'checkouts.shopify.read'])
+  assert.match(grant.access_token, /^pwt_/)
+
+  await assert.rejects(paywatch('apps', 'grant', app.id, merchant, '--scopes', 'payments.write'), /unknown scope/)
+  await assert.rejects(paywatch('shops', 'connect', merchant, 'https://x.example.com'), /host name/)
+
+  const revoked = await paywatch('apps', 'revoke', grant.id)
+  assert.deepEqual(revoked, { id: grant.id, revoked: true })
+  await inDatabase(async (db) => {
+    assert.equal(await authenticateAccessToken(db, grant.access_token, new Date()), undefined, 'revoked token no longer works')
+    assert.deepEqual((await listLinks(db, merchant)).map((l) => l.id), [link.id])
+  })
+})
