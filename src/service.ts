@@ -7,6 +7,7 @@ import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createApiKeyAuth } from './http/auth.ts'
+import { createCallbacks, type Callbacks, type CallbacksOptions } from './callbacks/index.ts'
 import { chainDataPlugins } from './http/routes/chain-data.ts'
 import { accountDataPlugins } from './http/routes/account-data.ts'
 import { linkAndShopChecks } from './payments/link-shop-checks.ts'
@@ -23,6 +24,8 @@ export interface ServiceOptions {
   background?: boolean
   /** Route and hook additions for tests. */
   app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins' | 'referenceChecks'>>
+  /** Callback delivery tuning for tests (random source, poll interval, concurrency). */
+  callbacks?: CallbacksOptions
 }
 
 export interface Service {
@@ -32,6 +35,8 @@ export interface Service {
   events: TrackingEvents
   app: FastifyInstance
   redis: Redis | undefined
+  /** Signing keys and the callback delivery worker (tests drive it with `runOnce`). */
+  callbacks: Callbacks
   /** Starts listening on the configured host and port; returns the address. */
   listen(): Promise<string>
   /** Stops everything in reverse order of start (also on SIGTERM). */
@@ -78,6 +83,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // Assets and prices (issue 6).
     apiPlugins.push(...chainDataPlugins(common, chains))
 
+    // Signed callbacks: keys, delivery workers, integrations, operator tools, SSRF guard (issue 4).
+    const callbacks = await createCallbacks(common, database, events, options.callbacks)
+    apiPlugins.push(...callbacks.apiPlugins)
+    publicPlugins.push(...callbacks.publicPlugins)
+    referenceChecks.push(...callbacks.referenceChecks)
+    decorateRecord = callbacks.decorateRecord
+    background.push(callbacks.background)
+
     const app = await buildApp({
       common,
       db: database.db,
@@ -102,7 +115,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     shutdown.add('http', () => app.close())
 
     return {
-      common, database, chains, events, app, redis,
+      common, database, chains, events, app, redis, callbacks,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host })
         logger.info({ address, database: database.kind, chains: chains.all().map((c) => c.config.name) }, 'paywatch listening')

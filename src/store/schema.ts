@@ -115,6 +115,26 @@ export interface DeliveriesTable {
   locked_until: Timestamp | null
   created_at: Timestamp
   updated_at: Timestamp
+  /** Migration 0003: the lease holder's claim and the last attempt's result. */
+  claimed_by: string | null
+  last_attempt_at: Timestamp | null
+  last_status_code: number | null
+  last_error: string | null
+  finished_at: Timestamp | null
+}
+
+/** Migration 0003: one row per callback attempt (the operator's attempt log). */
+export interface DeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  attempt: number
+  started_at: Timestamp
+  duration_ms: number
+  outcome: 'delivered' | 'accepted' | 'failed' | 'refused'
+  status_code: number | null
+  error: string | null
+  response_excerpt: string | null
+  worker: string
 }
 
 /**
@@ -131,4 +151,5 @@ export interface Database {
   trackings: TrackingsTable
   service_keys: ServiceKeysTable
   deliveries: DeliveriesTable
+  delivery_attempts: DeliveryAttemptsTable
 }

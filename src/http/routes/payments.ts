@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { asciiJson } from '../../domain/ascii-json.ts'
 import { parsePaymentRequest } from '../../domain/payment-request.ts'
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
@@ -16,7 +17,8 @@ export interface PaymentRoutesDeps extends CreatePaymentDeps {
 
 export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps): Promise<void> {
   const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking) => {
-    const body = JSON.stringify(fullRecord(tracking))
+    // Pure ASCII (decisions.md 4) so that `x-signature` verifies however the client reads the bytes.
+    const body = asciiJson(fullRecord(tracking))
     await deps.decorateRecord?.(tracking, body, reply)
     return reply.code(status).type('application/json').send(body)
   }

@@ -1,0 +1,155 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { BlockList, isIP, type LookupFunction } from 'node:net'
+
+/**
+ * SSRF guard for callback URLs: a callback must not reach the service's own network (loopback,
+ * private ranges, link-local, CGNAT, unique-local IPv6, cloud metadata endpoints). The check runs when
+ * a tracking is created and again on every connection a delivery opens, on the very address the
+ * socket connects to (so a DNS answer that changes between check and connect cannot slip through).
+ */
+
+/** Ranges a callback may not reach, with the word an operator sees in the refusal. */
+const ranges: [string, number, 'ipv4' | 'ipv6', string][] = [
+  ['169.254.169.254', 32, 'ipv4', 'cloud metadata'],
+  ['fd00:ec2::254', 128, 'ipv6', 'cloud metadata'],
+  ['0.0.0.0', 8, 'ipv4', '"this network"'],
+  ['10.0.0.0', 8, 'ipv4', 'private'],
+  ['100.64.0.0', 10, 'ipv4', 'carrier-grade NAT'],
+  ['127.0.0.0', 8, 'ipv4', 'loopback'],
+  ['169.254.0.0', 16, 'ipv4', 'link-local'],
+  ['172.16.0.0', 12, 'ipv4', 'private'],
+  ['192.0.0.0', 24, 'ipv4', 'special-purpose'],
+  ['192.0.2.0', 24, 'ipv4', 'documentation'],
+  ['192.168.0.0', 16, 'ipv4', 'private'],
+  ['198.18.0.0', 15, 'ipv4', 'benchmarking'],
+  ['198.51.100.0', 24, 'ipv4', 'documentation'],
+  ['203.0.113.0', 24, 'ipv4', 'documentation'],
+  ['224.0.0.0', 4, 'ipv4', 'multicast'],
+  ['240.0.0.0', 4, 'ipv4', 'reserved'],
+  ['::', 128, 'ipv6', 'unspecified'],
+  ['::1', 128, 'ipv6', 'loopback'],
+  ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
+  ['100::', 64, 'ipv6', 'discard'],
+  ['2001::', 32, 'ipv6', 'Teredo'],
+  ['2001:db8::', 32, 'ipv6', 'documentation'],
+  ['fc00::', 7, 'ipv6', 'unique-local'],
+  ['fe80::', 10, 'ipv6', 'link-local'],
+  ['fec0::', 10, 'ipv6', 'site-local'],
+  ['ff00::', 8, 'ipv6', 'multicast'],
+]
+
+const lists = ranges.map(([network, prefix, type, label]) => {
+  const list = new BlockList()
+  list.addSubnet(network, prefix, type)
+  return { list, label }
+})
+
+/**
+ * Why an IP address may not be called back, or null when it may. IPv4-mapped IPv6 addresses are
+ * judged as the IPv4 address (BlockList does that), NAT64 and 6to4 addresses by the IPv4 address they
+ * embed.
+ */
+export function forbiddenAddressReason(address: string): string | null {
+  const family = isIP(address)
+  if (family === 0) return 'not an IP address'
+  const type = family === 4 ? 'ipv4' : 'ipv6'
+  for (const { list, label } of lists) if (list.check(address, type)) return label
+  if (family === 6) {
+    const embedded = embeddedIpv4(address)
+    if (embedded) return forbiddenAddressReason(embedded)
+  }
+  return null
+}
+
+/** The IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+function embeddedIpv4(address: string): string | null {
+  const groups = expandIpv6(address)
+  if (!groups) return null
+  let high: number, low: number
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) [high, low] = [groups[6]!, groups[7]!]
+  else if (groups[0] === 0x2002) [high, low] = [groups[1]!, groups[2]!]
+  else return null
+  return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
+}
+
+function expandIpv6(address: string): number[] | null {
+  let text = address.split('%')[0]!
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)))
+  const left = parse(head)
+  const right = tail === undefined ? [] : parse(tail)
+  const fill = 8 - left.length - right.length
+  if (fill < 0 || (tail === undefined && fill !== 0)) return null
+  return [...left, ...new Array<number>(fill).fill(0), ...right]
+}
+
+/** A callback refused because of where it leads. */
+export class ForbiddenCallbackError extends Error {
+  override name = 'ForbiddenCallbackError'
+  readonly code = 'ERR_CALLBACK_FORBIDDEN_ADDRESS'
+  readonly shortMessage: string
+  constructor(host: string, address: string, reason: string) {
+    const shortMessage = `${host} resolves to ${address}, a ${reason} address; callbacks may only reach public addresses`
+    super(shortMessage)
+    this.shortMessage = shortMessage
+  }
+}
+
+/** Host name of a URL without IPv6 brackets. */
+export function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
+}
+
+/**
+ * Resolves a callback URL's host the way a delivery will and refuses forbidden addresses. Returns
+ * undefined when allowed, including when the name does not resolve now (it is checked again on
+ * every delivery). Resolution is bounded by `timeoutMs`.
+ */
+export async function checkCallbackUrl(callback: string, timeoutMs = 3000): Promise<ForbiddenCallbackError | undefined> {
+  let url: URL
+  try {
+    url = new URL(callback)
+  } catch {
+    return undefined // the request parser already refused it
+  }
+  const host = hostOf(url)
+  if (isIP(host)) {
+    const reason = forbiddenAddressReason(host)
+    return reason ? new ForbiddenCallbackError(host, host, reason) : undefined
+  }
+  const addresses = await new Promise<LookupAddress[]>((resolve) => {
+    const timer = setTimeout(() => resolve([]), timeoutMs)
+    dnsLookup(host, { all: true }, (error, found) => {
+      clearTimeout(timer)
+      resolve(error ? [] : found)
+    })
+  })
+  for (const { address } of addresses) {
+    const reason = forbiddenAddressReason(address)
+    if (reason) return new ForbiddenCallbackError(host, address, reason)
+  }
+  return undefined
+}
+
+/**
+ * A `lookup` for http(s) requests that resolves as usual and fails the connection when any address
+ * of the name is forbidden; the socket connects to the address checked here (DNS rebinding safe).
+ */
+export const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '', 0)
+    for (const { address } of addresses) {
+      const reason = forbiddenAddressReason(address)
+      if (reason) return callback(new ForbiddenCallbackError(hostname, address, reason) as NodeJS.ErrnoException, '', 0)
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses)
+    const first = addresses[0]
+    if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0)
+    callback(null, first.address, first.family)
+  })
+}

@@ -1,0 +1,21 @@
+import { afterFailure, type RandomSource } from '../domain/retry-schedule.ts'
+import type { AttemptOutcome } from '../store/deliveries.ts'
+import type { SendResult } from './sender.ts'
+
+/**
+ * decisions.md 4: 200 → delivered (release now); 202 → accepted (release waits); a forbidden address
+ * → dead at once (retrying cannot help; redeliverable); anything else, a timeout or a connection error
+ * → retried on the schedule, dead after the last retry.
+ */
+export function classifyAttempt(
+  result: SendResult,
+  attemptsBefore: number,
+  now: Date,
+  random: RandomSource,
+): Pick<AttemptOutcome, 'outcome' | 'next'> {
+  if (result.refused) return { outcome: 'refused', next: { state: 'dead' } }
+  if (result.statusCode === 200) return { outcome: 'delivered', next: { state: 'delivered' } }
+  if (result.statusCode === 202) return { outcome: 'accepted', next: { state: 'accepted' } }
+  const step = afterFailure(attemptsBefore, now, random)
+  return { outcome: 'failed', next: step.kind === 'dead' ? { state: 'dead' } : { state: 'due', at: step.at } }
+}

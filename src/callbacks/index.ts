@@ -1,0 +1,96 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { Common } from '../common.ts'
+import type { RandomSource } from '../domain/retry-schedule.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import { adminIntegrationRoutes } from '../http/routes/admin-integrations.ts'
+import { deliveryRoutes } from '../http/routes/deliveries.ts'
+import { publicKeyRoutes } from '../http/routes/public-key.ts'
+import type { ReferenceCheck } from '../payments/create-payment.ts'
+import type { TrackingEvents } from '../payments/events.ts'
+import type { DatabaseHandle } from '../store/database.ts'
+import { findIntegration } from '../store/integrations.ts'
+import { checkCallbackUrl } from './address-guard.ts'
+import { createCallbackMetrics } from './metrics.ts'
+import { createCallbackSender } from './sender.ts'
+import { createCallbackSigner, generateRsaKeyPair, type CallbackSigner } from './signer.ts'
+import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
+
+export interface CallbacksOptions {
+  random?: RandomSource
+  pollMs?: number
+  concurrency?: number
+  perHost?: number
+}
+
+export interface Callbacks {
+  signer: CallbackSigner
+  worker: DeliveryWorker
+  apiPlugins: FastifyPluginAsync[]
+  publicPlugins: FastifyPluginAsync[]
+  referenceChecks: ReferenceCheck[]
+  decorateRecord: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
+  background: { name: string; start: () => Promise<void> }
+}
+
+/**
+ * Signed callbacks (decisions.md 4): the signing keys, the delivery worker, the operator routes and
+ * the create-time checks of what a tracking's callback and integration refer to.
+ */
+export async function createCallbacks(common: Common, database: DatabaseHandle, events: TrackingEvents, options: CallbacksOptions = {}): Promise<Callbacks> {
+  const { config, clock, logger } = common
+  const db = database.db
+  const signer = await createCallbackSigner(db, config.signingKey)
+  const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
+  common.shutdown.add('callback-connections', () => sender.close())
+  const worker = createDeliveryWorker({
+    db, clock, logger: logger.child({ subsystem: 'callbacks' }), signer, sender, events,
+    metrics: createCallbackMetrics(common.metrics.registry, db, clock),
+    timeoutMs: config.callbackTimeoutSec * 1000, ...options,
+  })
+
+  const integrationCheck: ReferenceCheck = async (accountId, request) => {
+    if (request.integrationId === null) return undefined
+    if (await findIntegration(db, request.integrationId, accountId)) return undefined
+    const path = request.payload?.integration === request.integrationId ? 'payload.integration' : 'integration_id'
+    return { kind: 'invalid', errors: [{ path, message: 'is not an integration of this account' }] }
+  }
+  const callbackCheck: ReferenceCheck = async (_accountId, request) => {
+    if (config.allowPrivateCallbacks || request.callback === null) return undefined
+    const refused = await checkCallbackUrl(request.callback)
+    return refused && { kind: 'invalid', errors: [{ path: 'callback', message: refused.shortMessage }] }
+  }
+
+  const wakeOnCompletion = (tracking: Tracking) => {
+    if (tracking.callback) worker.wake()
+  }
+
+  return {
+    signer,
+    worker,
+    apiPlugins: [deliveryRoutes({ db, clock, onScheduled: () => worker.wake() })],
+    publicPlugins: [
+      async (app) => publicKeyRoutes(app, { publicKeyPem: signer.servicePublicKeyPem }),
+      async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair }),
+    ],
+    referenceChecks: [integrationCheck, callbackCheck],
+    async decorateRecord(tracking, body, reply) {
+      reply.header('x-signature', await signer.sign(body, tracking.integrationId))
+    },
+    background: {
+      name: 'callback-delivery',
+      async start() {
+        // The embedded database belongs to this one process: a lease left by a previous run is stale.
+        if (database.kind === 'pglite') {
+          await db.updateTable('deliveries').set({ locked_until: null, claimed_by: null })
+            .where('state', '=', 'due').where('locked_until', 'is not', null).execute()
+        }
+        events.on('completed', wakeOnCompletion)
+        worker.start()
+        common.shutdown.add('callback-delivery', async () => {
+          events.off('completed', wakeOnCompletion)
+          await worker.stop()
+        })
+      },
+    },
+  }
+}

@@ -1,0 +1,89 @@
+import { constants, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto'
+import type { Db } from '../store/database.ts'
+import { integrationPrivateKey } from '../store/integrations.ts'
+import { serviceKeyPair, type KeyPairPem } from '../store/service-keys.ts'
+
+/** Name of the service's default callback-signing key in `service_keys`. */
+export const SERVICE_SIGNING_KEY = 'callback-signing'
+
+/** A signing key that cannot be used (bad PEM, not RSA); its message names where it came from. */
+export class SigningKeyError extends Error {
+  override name = 'SigningKeyError'
+}
+
+/** A fresh RSA-2048 pair as PEM: PKCS#8 private, SPKI public. Generated on the libuv pool. */
+export async function generateRsaKeyPair(): Promise<KeyPairPem> {
+  return new Promise((resolve, reject) => {
+    generateKeyPair('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }, (error, publicKeyPem, privateKeyPem) => (error ? reject(error) : resolve({ privateKeyPem, publicKeyPem })))
+  })
+}
+
+export function parseRsaPrivateKey(pem: string, source: string): KeyObject {
+  let key: KeyObject
+  try {
+    key = createPrivateKey(pem)
+  } catch (error) {
+    throw new SigningKeyError(`${source}: not a readable PEM private key (${(error as Error).message})`)
+  }
+  if (key.asymmetricKeyType !== 'rsa') throw new SigningKeyError(`${source}: must be an RSA key, got ${key.asymmetricKeyType}`)
+  return key
+}
+
+export const spkiPem = (key: KeyObject): string => createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string
+
+/**
+ * RSA-PSS, SHA-256, MGF1-SHA-256, salt length 64 (decisions.md 4). With a callback, node:crypto signs
+ * on the libuv thread pool, so signing never blocks the event loop.
+ */
+export function signPss(key: KeyObject, data: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    sign('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, (error, signature) =>
+      error ? reject(error) : resolve(signature))
+  })
+}
+
+/** base64 with the URL-safe alphabet, with padding (decisions.md 4). */
+export const base64UrlPadded = (bytes: Buffer): string => bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_')
+
+export interface CallbackSigner {
+  /** SPKI PEM of the service key, served at GET /v2/public-key. */
+  readonly servicePublicKeyPem: string
+  /** The `x-signature` of `body`: with the integration's key when given, else the service key. */
+  sign(body: string, integrationId: string | null): Promise<string>
+}
+
+/**
+ * The service key comes from PAYWATCH_SIGNING_KEY or is generated once and stored in the database
+ * (shared by every node). Integration keys are read on first use and kept: they never change.
+ */
+export async function createCallbackSigner(db: Db, configuredPem: string | null): Promise<CallbackSigner> {
+  const serviceKey = configuredPem
+    ? parseRsaPrivateKey(configuredPem, 'PAYWATCH_SIGNING_KEY')
+    : parseRsaPrivateKey((await serviceKeyPair(db, SERVICE_SIGNING_KEY, generateRsaKeyPair)).privateKeyPem, `service_keys.${SERVICE_SIGNING_KEY}`)
+  const integrationKeys = new Map<string, Promise<KeyObject>>()
+
+  const integrationKey = (id: string): Promise<KeyObject> => {
+    let key = integrationKeys.get(id)
+    if (!key) {
+      key = integrationPrivateKey(db, id).then((pem) => {
+        if (!pem) throw new SigningKeyError(`integration ${id} has no key`)
+        return parseRsaPrivateKey(pem, `integration ${id}`)
+      })
+      key.catch(() => integrationKeys.delete(id))
+      integrationKeys.set(id, key)
+    }
+    return key
+  }
+
+  return {
+    servicePublicKeyPem: spkiPem(serviceKey),
+    async sign(body, integrationId) {
+      const key = integrationId ? await integrationKey(integrationId) : serviceKey
+      return base64UrlPadded(await signPss(key, Buffer.from(body, 'utf8')))
+    },
+  }
+}
