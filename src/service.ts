@@ -6,6 +6,8 @@ import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
+import { createCable, type CableOptions } from './cable/cable.ts'
+import { releaseRoutes } from './http/routes/release.ts'
 import { createApiKeyAuth } from './http/auth.ts'
 import { createCallbacks, type Callbacks, type CallbacksOptions } from './callbacks/index.ts'
 import { chainDataPlugins } from './http/routes/chain-data.ts'
@@ -24,6 +26,8 @@ export interface ServiceOptions {
   background?: boolean
   /** Route and hook additions for tests. */
   app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins' | 'referenceChecks'>>
+  /** Widget channel timing (tests tick the pings by hand). */
+  cable?: CableOptions
   /** Callback delivery tuning for tests (random source, poll interval, concurrency). */
   callbacks?: CallbacksOptions
 }
@@ -83,6 +87,11 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // Assets and prices (issue 6).
     apiPlugins.push(...chainDataPlugins(common, chains))
 
+    // Release endpoint and widget channel (issue 4).
+    apiPlugins.push(releaseRoutes({
+      db: database.db, events, now: common.clock,
+      decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
+    }))
     // Signed callbacks: keys, delivery workers, integrations, operator tools, SSRF guard (issue 4).
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
     apiPlugins.push(...callbacks.apiPlugins)
@@ -90,6 +99,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     referenceChecks.push(...callbacks.referenceChecks)
     decorateRecord = callbacks.decorateRecord
     background.push(callbacks.background)
+    const cable = createCable(common, { database, events }, options.cable)
+    publicPlugins.push(cable.plugin)
+    background.push({ name: 'cable relay', start: cable.start })
 
     const app = await buildApp({
       common,

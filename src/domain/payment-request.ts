@@ -7,8 +7,8 @@ export const MAX_PAYLOAD_BYTES = 8 * 1024
 const MAX_UINT64 = 2n ** 64n - 1n
 const MAX_CONFIRMATIONS = 10_000
 const MAX_URL_LENGTH = 2048
-const secretPattern = /^[A-Za-z0-9._~-]{1,128}$/
-const hashPattern = /^0x[0-9a-fA-F]{64}$/
+export const secretPattern = /^[A-Za-z0-9._~-]{1,128}$/
+export const hashPattern = /^0x[0-9a-fA-F]{64}$/
 
 /** A create request after validation: addresses and hash lower-case, amounts canonical. */
 export interface PaymentRequest {
@@ -98,8 +98,8 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
   return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }
 
-/** Field readers that record an error and return null instead of throwing. */
-class Reader {
+/** Field readers that record an error and return null instead of throwing (also used by the release body). */
+export class Reader {
   private readonly body: Body
   private readonly errors: FieldErrors
   constructor(body: Body, errors: FieldErrors) {

@@ -93,6 +93,8 @@ export interface TrackingsTable {
   status: 'pending' | 'success' | 'failed'
   failed_reason: string | null
   release: Generated<boolean>
+  /** The hash the record carried before the engine judged a replacing transaction (migration 0004, kept by a trigger). */
+  replaced_transaction: string | null
   confirmed_at: Timestamp | null
   created_at: Timestamp
   updated_at: Timestamp

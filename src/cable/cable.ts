@@ -1,0 +1,49 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { Common } from '../common.ts'
+import type { TrackingEvents } from '../payments/events.ts'
+import type { DatabaseHandle } from '../store/database.ts'
+import { findTrackingsOfPayment, type PaymentKey } from '../store/payment-lookups.ts'
+import { createCableHub } from './hub.ts'
+import { createCableRelay } from './relay.ts'
+import { cableRoute, type Ticker } from './route.ts'
+import { currentStateOf, statusMessage, type WidgetMessage } from './widget-messages.ts'
+
+export interface CableOptions {
+  /** Drives the 3-second pings; tests pass one they tick by hand. */
+  ticker?: Ticker
+  /** Delay before the n-th reconnect of the LISTEN connection. */
+  retryDelayMs?(attempt: number): number
+}
+
+export interface Cable {
+  /** `GET /cable`, for `publicPlugins`. */
+  plugin: FastifyPluginAsync
+  /** Starts receiving other nodes' events (a background task). */
+  start(): Promise<void>
+}
+
+/**
+ * The widget channel: WebSocket route, subscriptions, and the relay of tracking events to them
+ * (from this node directly, from other nodes through PostgreSQL LISTEN/NOTIFY).
+ */
+export function createCable(
+  common: Common,
+  deps: { database: DatabaseHandle; events: TrackingEvents },
+  options: CableOptions = {},
+): Cable {
+  const db = deps.database.db
+  const hub = createCableHub()
+  const currentState = async (key: PaymentKey): Promise<WidgetMessage | undefined> => {
+    const tracking = currentStateOf(await findTrackingsOfPayment(db, key))
+    return tracking && statusMessage(tracking)
+  }
+  const relay = createCableRelay({
+    common, db, events: deps.events, hub, currentState, retryDelayMs: options.retryDelayMs,
+    databaseUrl: deps.database.kind === 'postgres' ? deps.database.url : null,
+  })
+  common.shutdown.add('cable relay', () => relay.stop())
+  return {
+    plugin: cableRoute({ common, hub, currentState, ticker: options.ticker }),
+    start: () => relay.start(),
+  }
+}

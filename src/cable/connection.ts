@@ -1,0 +1,92 @@
+import type { Logger } from 'pino'
+import type { PaymentKey } from '../store/payment-lookups.ts'
+import type { CableClient, CableHub, Subscription } from './hub.ts'
+import { confirmFrame, messageFrame, parseClientCommand, parsePaymentIdentifier, rejectFrame } from './protocol.ts'
+import type { WidgetMessage } from './widget-messages.ts'
+
+/** A widget subscribes to one payment; a few spare allow for retries, no more (memory per socket). */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
+
+export interface CableConnectionDeps {
+  hub: CableHub
+  logger: Logger
+  /** The state to show a subscriber of a payment that completed or was released before it came. */
+  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+}
+
+/**
+ * The commands of one WebSocket. Frames we do not understand are ignored, as ActionCable does: a
+ * bad frame never closes the connection or reaches anyone else.
+ */
+export class CableConnection {
+  private readonly client: CableClient
+  private readonly deps: CableConnectionDeps
+  private readonly subscriptions = new Map<string, Subscription>()
+  private closed = false
+
+  constructor(client: CableClient, deps: CableConnectionDeps) {
+    this.client = client
+    this.deps = deps
+  }
+
+  receive(frame: string): void {
+    const command = parseClientCommand(frame)
+    if (!command) {
+      this.deps.logger.debug({ bytes: frame.length }, 'cable: ignored a frame that is not a command')
+      return
+    }
+    if (command.command === 'subscribe') this.subscribe(command.identifier)
+    else if (command.command === 'unsubscribe') this.unsubscribe(command.identifier)
+    // `message` (perform): PaymentChannel has no actions.
+  }
+
+  /** The socket closed: forget every subscription. */
+  close(): void {
+    this.closed = true
+    for (const subscription of this.subscriptions.values()) this.deps.hub.remove(subscription)
+    this.subscriptions.clear()
+  }
+
+  private subscribe(identifier: string): void {
+    if (this.subscriptions.has(identifier)) {
+      this.client.send(confirmFrame(identifier))
+      return
+    }
+    const key = parsePaymentIdentifier(identifier)
+    if (!key || this.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+      this.client.send(rejectFrame(identifier))
+      return
+    }
+    const subscription: Subscription = { client: this.client, identifier, key, published: 0 }
+    this.subscriptions.set(identifier, subscription)
+    this.deps.hub.add(subscription)
+    this.client.send(confirmFrame(identifier))
+    void this.sendCurrentState(subscription)
+  }
+
+  private unsubscribe(identifier: string): void {
+    const subscription = this.subscriptions.get(identifier)
+    if (!subscription) return
+    this.subscriptions.delete(identifier)
+    this.deps.hub.remove(subscription)
+  }
+
+  /**
+   * A widget that connects after the payment completed (or after a reconnect) would otherwise wait
+   * forever: it is sent the final state at once. Skipped when fresher news reached it meanwhile.
+   */
+  private async sendCurrentState(subscription: Subscription): Promise<void> {
+    const before = subscription.published
+    let message: WidgetMessage | undefined
+    try {
+      message = await this.deps.currentState(subscription.key)
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'cable: could not read the current state of a payment')
+      return
+    }
+    if (!message || this.closed || subscription.published !== before) return
+    if (this.subscriptions.get(subscription.identifier) !== subscription) return
+    subscription.published++
+    this.client.send(messageFrame(subscription.identifier, message))
+  }
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import type { Common } from '../common.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { TrackingEventMap, TrackingEvents } from '../payments/events.ts'
+import type { Db } from '../store/database.ts'
+import { findTrackingById, type PaymentKey } from '../store/payment-lookups.ts'
+import { createPgListener, type PgListener } from '../store/pg-listener.ts'
+import type { CableHub } from './hub.ts'
+import { confirmationsMessage, statusMessage, type WidgetMessage } from './widget-messages.ts'
+
+export const EVENTS_CHANNEL = 'paywatch_events'
+
+/**
+ * What crosses nodes: small enough for NOTIFY (8000 bytes), the payment key so that a node without
+ * subscribers drops it without a query, the tracking id so that one with subscribers reads the
+ * state itself, and the node that sent it so that it does not deliver its own events twice.
+ */
+interface Note {
+  o: string
+  k: 'progress' | 'completed' | 'released'
+  id: string
+  b: string
+  s: string
+  n: string
+  r?: number
+  p?: number
+}
+
+export interface CableRelayDeps {
+  common: Common
+  db: Db
+  events: TrackingEvents
+  hub: CableHub
+  /** PostgreSQL URL: events are shared with other nodes. Null on the embedded database (one process). */
+  databaseUrl: string | null
+  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+  retryDelayMs?(attempt: number): number
+}
+
+export interface CableRelay {
+  /** Starts listening for other nodes' events (PostgreSQL only). */
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * Carries tracking events to the widgets subscribed here: this node's events at once, other nodes'
+ * through PostgreSQL NOTIFY/LISTEN. Each direction is processed in order, so a widget never sees
+ * confirmations after the final state of the same node's events.
+ */
+export function createCableRelay(deps: CableRelayDeps): CableRelay {
+  const { hub, db, common } = deps
+  const nodeId = randomUUID()
+  let publishing: Promise<void> = Promise.resolve()
+  let receiving: Promise<void> = Promise.resolve()
+  let listener: PgListener | undefined
+
+  const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce })
+
+  const share = (kind: Note['k'], t: Tracking, numbers: { r?: number; p?: number } = {}) => {
+    if (!deps.databaseUrl) return
+    const note: Note = { o: nodeId, k: kind, id: t.id, b: t.blockchain, s: t.sender, n: t.nonce.toString(), ...numbers }
+    publishing = publishing
+      .then(async () => void (await sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(note)})`.execute(db)))
+      .catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not share an event with other nodes'))
+  }
+
+  // Listeners run inside the emitter's caller (the release endpoint, the engine): they never throw.
+  const guarded = <A extends unknown[]>(handle: (...args: A) => void) => (...args: A) => {
+    try {
+      handle(...args)
+    } catch (error) {
+      common.logger.error({ err: error }, 'cable: could not relay an event')
+    }
+  }
+  const onProgress = guarded(({ tracking, required, passed }: TrackingEventMap['progress'][0]) => {
+    hub.publish(keyOf(tracking), confirmationsMessage(required, passed))
+    share('progress', tracking, { r: required, p: passed })
+  })
+  const onFinal = (kind: 'completed' | 'released') => guarded((tracking: Tracking) => {
+    const message = statusMessage(tracking)
+    if (message) hub.publish(keyOf(tracking), message)
+    share(kind, tracking)
+  })
+  const onCompleted = onFinal('completed')
+  const onReleased = onFinal('released')
+  deps.events.on('progress', onProgress)
+  deps.events.on('completed', onCompleted)
+  deps.events.on('released', onReleased)
+
+  const inOrder = (work: () => Promise<void>) => {
+    receiving = receiving.then(work).catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not relay an event of another node'))
+  }
+
+  const onNote = (payload: string) => {
+    const note = parseNote(payload)
+    if (!note || note.o === nodeId) return
+    const key: PaymentKey = { blockchain: note.b, sender: note.s, nonce: BigInt(note.n) }
+    if (!hub.hasSubscribers(key)) return
+    inOrder(async () => {
+      if (note.k === 'progress') {
+        hub.publish(key, confirmationsMessage(note.r ?? 0, note.p ?? 0))
+        return
+      }
+      // The state as stored now: a later release may already be in it, which is what the widget wants.
+      const tracking = await findTrackingById(db, note.id)
+      const message = tracking && statusMessage(tracking)
+      if (message) hub.publish(key, message)
+    })
+  }
+
+  /** Notifications sent while the connection was down are lost: tell every subscriber the state again. */
+  const resync = () => {
+    for (const key of hub.keys()) {
+      inOrder(async () => {
+        const message = await deps.currentState(key)
+        if (message) hub.publish(key, message)
+      })
+    }
+  }
+
+  return {
+    async start() {
+      if (!deps.databaseUrl || listener) return
+      listener = createPgListener({
+        url: deps.databaseUrl, channel: EVENTS_CHANNEL, logger: common.logger,
+        onNotification: onNote, onReconnect: resync, retryDelayMs: deps.retryDelayMs,
+      })
+      await listener.start()
+    },
+    async stop() {
+      deps.events.off('progress', onProgress)
+      deps.events.off('completed', onCompleted)
+      deps.events.off('released', onReleased)
+      await listener?.stop()
+      await Promise.all([publishing, receiving])
+    },
+  }
+}
+
+const kinds = new Set(['progress', 'completed', 'released'])
+
+function parseNote(payload: string): Note | undefined {
+  let data: unknown
+  try {
+    data = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (typeof data !== 'object' || data === null) return undefined
+  const note = data as Partial<Note>
+  if (typeof note.o !== 'string' || typeof note.k !== 'string' || !kinds.has(note.k)) return undefined
+  if (typeof note.id !== 'string' || typeof note.b !== 'string' || typeof note.s !== 'string') return undefined
+  if (typeof note.n !== 'string' || !/^\d{1,20}$/.test(note.n)) return undefined
+  if (note.k === 'progress' && (!Number.isInteger(note.r) || !Number.isInteger(note.p))) return undefined
+  return note as Note
+}

@@ -1,0 +1,121 @@
+import websocket from '@fastify/websocket'
+import type { FastifyInstance } from 'fastify'
+import { Gauge } from 'prom-client'
+import type { RawData, WebSocket } from 'ws'
+import type { Common } from '../common.ts'
+import { HttpProblem } from '../http/problem.ts'
+import { problemSchema } from '../http/schemas.ts'
+import type { PaymentKey } from '../store/payment-lookups.ts'
+import { CableConnection } from './connection.ts'
+import type { CableClient, CableHub } from './hub.ts'
+import { ACTION_CABLE_PROTOCOL, disconnectFrame, pingFrame, welcomeFrame } from './protocol.ts'
+import type { WidgetMessage } from './widget-messages.ts'
+
+/** Calls `tick` every `intervalMs` until the returned stop is called; injectable so tests tick by hand. */
+export type Ticker = (tick: () => void, intervalMs: number) => () => void
+
+export const intervalTicker: Ticker = (tick, intervalMs) => {
+  const timer = setInterval(tick, intervalMs)
+  timer.unref()
+  return () => clearInterval(timer)
+}
+
+/** ActionCable's heartbeat period; clients consider a connection stale after missing two. */
+export const PING_INTERVAL_MS = 3000
+/** Client frames are tiny (a subscribe command); anything larger closes the socket (1009). */
+const MAX_FRAME_BYTES = 16 * 1024
+/** A client that does not read its messages is dropped rather than buffered without end. */
+const MAX_BUFFERED_BYTES = 1024 * 1024
+
+export interface CableRouteDeps {
+  common: Common
+  hub: CableHub
+  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+  ticker?: Ticker
+}
+
+/**
+ * `GET /cable`: the ActionCable-compatible WebSocket the payment widget waits on. Public (the widget
+ * has no API key): it only ever tells a subscriber about the payment it names.
+ */
+export function cableRoute(deps: CableRouteDeps) {
+  return async function cablePlugin(app: FastifyInstance): Promise<void> {
+    const sockets = new Set<WebSocket>()
+    new Gauge({
+      name: 'paywatch_cable_connections', help: 'Open widget WebSocket connections on this node',
+      registers: [deps.common.metrics.registry], collect() { this.set(sockets.size) },
+    })
+    new Gauge({
+      name: 'paywatch_cable_subscriptions', help: 'PaymentChannel subscriptions on this node',
+      registers: [deps.common.metrics.registry], collect() { this.set(deps.hub.size) },
+    })
+
+    // Before @fastify/websocket's own hook closes the sockets: tell clients to reconnect elsewhere.
+    app.addHook('preClose', async () => {
+      for (const socket of sockets) send(socket, disconnectFrame('server_restart', true))
+    })
+    await app.register(websocket, {
+      options: {
+        maxPayload: MAX_FRAME_BYTES,
+        // The ActionCable client offers actioncable-v1-json and closes unless the server picks it.
+        handleProtocols: (protocols) => (protocols.has(ACTION_CABLE_PROTOCOL) ? ACTION_CABLE_PROTOCOL : false),
+      },
+      // A misbehaving client is its own problem: drop it, quietly.
+      errorHandler: (error, socket, request) => {
+        request.log.debug({ err: error }, 'cable: socket error')
+        socket.terminate()
+      },
+    })
+
+    const stopPings = (deps.ticker ?? intervalTicker)(() => {
+      const frame = pingFrame(deps.common.clock())
+      for (const socket of sockets) send(socket, frame)
+    }, PING_INTERVAL_MS)
+    app.addHook('onClose', async () => stopPings())
+
+    app.route({
+      method: 'GET',
+      url: '/cable',
+      schema: {
+        summary: 'ActionCable WebSocket for the payment widget (PaymentChannel by blockchain, sender, nonce)',
+        description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
+        tags: ['widget'],
+        security: [],
+        response: { '4xx': problemSchema },
+      },
+      handler: async () => {
+        throw new HttpProblem(426, 'UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {
+          headers: { upgrade: 'websocket' },
+        })
+      },
+      wsHandler: (socket) => {
+        sockets.add(socket)
+        const client: CableClient = { send: (frame) => send(socket, frame) }
+        const connection = new CableConnection(client, { hub: deps.hub, logger: deps.common.logger, currentState: deps.currentState })
+        socket.on('message', (data, isBinary) => {
+          if (isBinary) return
+          connection.receive(textOf(data))
+        })
+        socket.on('close', () => {
+          sockets.delete(socket)
+          connection.close()
+        })
+        client.send(welcomeFrame())
+      },
+    })
+  }
+}
+
+function textOf(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8')
+  return (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8')
+}
+
+function send(socket: WebSocket, frame: string): void {
+  if (socket.readyState !== socket.OPEN) return
+  if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+    socket.terminate()
+    return
+  }
+  socket.send(frame)
+}

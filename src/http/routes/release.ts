@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { asciiJson } from '../../domain/ascii-json.ts'
+import { parseReleaseRequest } from '../../domain/release-request.ts'
+import { fullRecord, type Tracking } from '../../domain/tracking.ts'
+import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
+import { callerOf } from '../auth.ts'
+import { HttpProblem, notFound, validationFailed } from '../problem.ts'
+import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+
+export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
+  /** Adds headers to a record response (the signature); given the exact body bytes. */
+  decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
+}
+
+const releaseBodySchema = Type.Object({
+  blockchain: Type.String(),
+  transaction: Type.String({ description: "the record's transaction, or the hash it carried before a replacing transaction was judged" }),
+  sender: Type.String({ description: 'sender address, any letter case' }),
+  nonce: Type.Union([Type.String(), Type.Integer()], { description: 'sender nonce, as a number or a string of digits' }),
+  secret_id: Type.Optional(Type.String({ description: 'required (earlier form: uuid)' })),
+  uuid: Type.Optional(Type.String({ description: 'earlier form of secret_id' })),
+})
+
+/** POST /v2/payments/release (interface.md 4.3, decisions.md 4); registered behind API key auth. */
+export function releaseRoutes(deps: ReleaseRoutesDeps) {
+  return async function releasePlugin(app: FastifyInstance): Promise<void> {
+    app.post('/v2/payments/release', {
+      schema: {
+        summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
+        tags: ['payments'],
+        body: releaseBodySchema,
+        response: { 200: paymentRecordSchema, '4xx': problemSchema },
+      },
+      // parseReleaseRequest reads the body and reports every field at once; the schema documents it.
+      validatorCompiler: () => () => true,
+    }, async (request, reply) => {
+      const parsed = parseReleaseRequest(request.body)
+      if (!parsed.ok) throw validationFailed(parsed.errors)
+      const outcome = await releasePayment(deps, callerOf(request).accountId, parsed.value)
+      switch (outcome.kind) {
+        case 'released':
+        case 'already-released': {
+          // The same bytes as GET /v2/payments/{secret_id}: pure ASCII, signed as sent.
+          const body = asciiJson(fullRecord(outcome.tracking))
+          await deps.decorateRecord?.(outcome.tracking, body, reply)
+          return reply.code(200).type('application/json').send(body)
+        }
+        case 'pending':
+          throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending; release it once its status is success or failed')
+        case 'not-found':
+          throw notFound('payment tracking with these fields')
+      }
+    })
+  }
+}

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { sql } from 'kysely'
+import type { Tracking } from '../../src/domain/tracking.ts'
+import { completeTracking } from '../../src/store/complete-tracking.ts'
+import { LISTENER_APPLICATION_NAME } from '../../src/store/pg-listener.ts'
+import { connectCable, type TestCableClient } from '../support/cable-client.ts'
+import { testDatabaseUrl } from '../support/database.ts'
+import { startTestService, type TestService } from '../support/service.ts'
+import { insertTestTracking } from '../support/trackings.ts'
+
+// Two nodes share one PostgreSQL database; the embedded database is one process, so there is nothing to test there.
+const skip = testDatabaseUrl ? false : 'cross-node delivery needs PostgreSQL: run with DATABASE_URL=postgres://… to include it'
+
+let nodeA: TestService
+let nodeB: TestService
+let accountId: string
+let apiKey: string
+const clients: TestCableClient[] = []
+before(async () => {
+  if (skip) return
+  nodeA = await startTestService()
+  nodeB = await startTestService({ env: { DATABASE_URL: nodeA.config.databaseUrl! } })
+  ;({ accountId, apiKey } = await nodeA.newAccount())
+})
+after(async () => {
+  await Promise.all(clients.map((c) => c.close()))
+  await nodeB?.close()
+  await nodeA?.close()
+})
+
+const addresses = new Map<TestService, Promise<string>>()
+async function connect(node: TestService): Promise<TestCableClient> {
+  if (!addresses.has(node)) addresses.set(node, node.listen())
+  const client = await connectCable(await addresses.get(node)!)
+  clients.push(client)
+  assert.deepEqual(await client.next(), { type: 'welcome' })
+  return client
+}
+
+async function subscribed(client: TestCableClient, t: Tracking): Promise<string> {
+  const identifier = client.subscribe({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: Number(t.nonce) })
+  assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
+  return identifier
+}
+
+const releaseThroughA = (t: Tracking) => nodeA.api(apiKey, {
+  method: 'POST', url: '/v2/payments/release',
+  payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
+})
+
+test("events on node A reach a widget on node B, once each on both nodes", { skip }, async () => {
+  const onA = await connect(nodeA)
+  const onB = await connect(nodeB)
+  const t = await insertTestTracking(nodeA.database.db, accountId)
+  const idA = await subscribed(onA, t)
+  const idB = await subscribed(onB, t)
+
+  nodeA.events.emit('progress', { tracking: t, required: 2, passed: 1 })
+  assert.deepEqual(await onB.next(), { identifier: idB, message: { confirmations: { required: 2, passed: 1 } } })
+
+  const done = await completeTracking(nodeA.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  nodeA.events.emit('completed', done!)
+  const completed = { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null }
+  assert.deepEqual(await onB.next(), { identifier: idB, message: completed })
+
+  const res = await releaseThroughA(t)
+  assert.equal(res.statusCode, 200, res.body)
+  const released = { ...completed, release: true }
+  assert.deepEqual(await onB.next(), { identifier: idB, message: released })
+
+  // Node A delivered its own events directly; had it also delivered its own NOTIFYs, the duplicates
+  // would be queued before this marker, which reaches A through the same LISTEN connection after them.
+  nodeB.events.emit('progress', { tracking: t, required: 7, passed: 7 })
+  const marker = { confirmations: { required: 7, passed: 7 } }
+  assert.deepEqual(await onB.next(), { identifier: idB, message: marker })
+  const seenOnA = [await onA.next(), await onA.next(), await onA.next(), await onA.next()]
+  assert.deepEqual(seenOnA, [
+    { identifier: idA, message: { confirmations: { required: 2, passed: 1 } } },
+    { identifier: idA, message: completed },
+    { identifier: idA, message: released },
+    { identifier: idA, message: marker },
+  ])
+})
+
+test('a lost LISTEN connection is re-established and the widget is told the state again', { skip }, async () => {
+  const onB = await connect(nodeB)
+  const t = await insertTestTracking(nodeA.database.db, accountId, { forwardTo: 'https://shop.example/next' })
+  await completeTracking(nodeA.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  const id = await subscribed(onB, t)
+  const completed = { status: 'success', release: false, forward_to: 'https://shop.example/next', failed_reason: null }
+  assert.deepEqual(await onB.next(), { identifier: id, message: completed }, 'the current state on subscribe')
+
+  const killed = await sql<{ pid: number }>`
+    SELECT pg_terminate_backend(pid) AS pid FROM pg_stat_activity
+    WHERE application_name = ${LISTENER_APPLICATION_NAME} AND datname = current_database()`.execute(nodeA.database.db)
+  assert.equal(killed.rows.length, 2, 'both nodes listen')
+  // Events of the gap are lost; after reconnecting, node B re-sends the state of every subscribed payment.
+  assert.deepEqual(await onB.next(), { identifier: id, message: completed }, 'resent after the reconnect')
+
+  assert.equal((await releaseThroughA(t)).statusCode, 200)
+  assert.deepEqual(await onB.next(), { identifier: id, message: { ...completed, release: true } })
+})

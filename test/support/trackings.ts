@@ -1,0 +1,52 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Tracking } from '../../src/domain/tracking.ts'
+import type { Db } from '../../src/store/database.ts'
+import { insertTracking } from '../../src/store/trackings.ts'
+
+export const randomAddress = (): string => `0x${randomBytes(20).toString('hex')}`
+export const randomHash = (): string => `0x${randomBytes(32).toString('hex')}`
+
+/**
+ * Stores a pending tracking directly, as POST /v2/payments would after its chain checks: for tests
+ * of what happens after creation (release, widget channel) without a chain behind the service.
+ */
+export async function insertTestTracking(db: Db, accountId: string, overrides: Partial<Tracking> = {}): Promise<Tracking> {
+  const now = new Date()
+  const tracking: Tracking = {
+    id: randomUUID(),
+    accountId,
+    secretId: randomUUID(),
+    shape: 'current',
+    blockchain: 'ethereum',
+    sender: randomAddress(),
+    nonce: 7n,
+    receiver: randomAddress(),
+    token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    decimals: 18,
+    commitment: 'confirmed',
+    confirmations: 2,
+    afterBlock: 100n,
+    amount: '1.5',
+    feeAmount: null,
+    feeReceiver: null,
+    transaction: randomHash(),
+    payload: null,
+    callback: null,
+    forwardTo: 'https://shop.example/thanks',
+    forwardOnFailure: false,
+    integrationId: null,
+    linkId: null,
+    shop: null,
+    shopifyPaymentId: null,
+    status: 'pending',
+    failedReason: null,
+    release: false,
+    confirmedAt: null,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  }
+  const stored = await insertTracking(db, tracking)
+  if (!stored) throw new Error('insertTestTracking: the tracking conflicts with an existing one')
+  return stored
+}
