@@ -1,6 +1,7 @@
 import { Command } from 'commander'
 import { ConfigError, loadConfig, type Config } from '../config/config.ts'
 import { registerAdminCommands } from './admin-commands.ts'
+import { registerDataCommands } from './data-commands.ts'
 import { registerCallbackCommands } from './callback-commands.ts'
 import { registerAccountDataCommands } from './account-data-commands.ts'
 import { dev } from './dev.ts'
@@ -44,6 +45,7 @@ program.command('migrate')
   })
 
 registerAdminCommands(program, configOrExit)
+registerDataCommands(program, configOrExit)
 registerCallbackCommands(program, configOrExit)
 registerAccountDataCommands(program, configOrExit)
 
