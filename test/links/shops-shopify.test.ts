@@ -122,6 +122,15 @@ test('Shopify payments: only success is served, in the documented shapes', async
   assertProblem(await get(alice, '/payments/shopify/order-1001', { 'x-api-version': '2030-01' }), 400, 'UNSUPPORTED_API_VERSION')
 })
 
+test('a Shopify payment id with slashes (a Shopify gid) is read URL-encoded', async () => {
+  const gid = 'gid://shopify/OrderTransaction/5512'
+  const paid = await track(service, alice, { shop: 'alice.myshopify.com', shopify_payment_id: gid })
+  await settle(service, alice, paid.secretId, new Date())
+  const res = await get(alice, `/v2/payments/shopify/${encodeURIComponent(gid)}`)
+  assert.equal(res.statusCode, 200, res.body)
+  assert.equal(res.json().secret_id, paid.secretId)
+})
+
 test('every new endpoint is in the OpenAPI document', async () => {
   const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json()
   for (const path of [
