@@ -6,6 +6,8 @@ import type { WidgetMessage } from './widget-messages.ts'
 
 /** A widget subscribes to one payment; a few spare allow for retries, no more (memory per socket). */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
+/** Each subscribe reads the database once: a socket cycling subscribe/unsubscribe is cut off. */
+export const MAX_SUBSCRIBE_COMMANDS_PER_CONNECTION = 200
 
 export interface CableConnectionDeps {
   hub: CableHub
@@ -23,6 +25,7 @@ export class CableConnection {
   private readonly deps: CableConnectionDeps
   private readonly subscriptions = new Map<string, Subscription>()
   private closed = false
+  private subscribeCommands = 0
 
   constructor(client: CableClient, deps: CableConnectionDeps) {
     this.client = client
@@ -53,7 +56,8 @@ export class CableConnection {
       return
     }
     const key = parsePaymentIdentifier(identifier)
-    if (!key || this.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+    this.subscribeCommands++
+    if (!key || this.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION || this.subscribeCommands > MAX_SUBSCRIBE_COMMANDS_PER_CONNECTION) {
       this.client.send(rejectFrame(identifier))
       return
     }

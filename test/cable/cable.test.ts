@@ -8,7 +8,7 @@ import { releaseTracking } from '../../src/store/release-tracking.ts'
 import { connectCable, type CableFrame, type TestCableClient } from '../support/cable-client.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
-import { insertTestTracking } from '../support/trackings.ts'
+import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 
 const clock = manualClock(new Date('2026-01-01T00:00:00.000Z'))
 let tick: () => void = () => {}
@@ -92,6 +92,16 @@ test('subscribe: confirmed with the identifier verbatim; malformed identifiers a
     client.send({ command: 'subscribe', identifier: bad })
     assert.deepEqual(await client.next(), { identifier: bad, type: 'reject_subscription' })
   }
+})
+
+test('one connection holds at most 20 subscriptions', async () => {
+  const client = await connect()
+  const identifiers = Array.from({ length: 21 }, (_, nonce) => client.subscribe({ channel: 'PaymentChannel', blockchain: 'ethereum', sender: randomAddress(), nonce }))
+  for (const identifier of identifiers.slice(0, 20)) assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
+  assert.deepEqual(await client.next(), { identifier: identifiers[20], type: 'reject_subscription' })
+  client.send({ command: 'unsubscribe', identifier: identifiers[0] })
+  const freed = client.subscribe(JSON.parse(identifiers[20]!))
+  assert.deepEqual(await client.next(), { identifier: freed, type: 'confirm_subscription' }, 'an unsubscribe frees a place')
 })
 
 test('frames that are not commands are ignored and never close the connection or the server', async () => {

@@ -58,6 +58,7 @@ test('a completed payment is released: 200 with the record, once; a repeat answe
   assert.equal(record.nonce, '7')
   assert.equal(record.forward_to, 'https://shop.example/thanks')
   assert.equal(events, 1)
+  assert.match(String(first.headers['x-signature']), /^[A-Za-z0-9_-]+=*$/, 'signed like GET /v2/payments/{secret_id}')
 
   const stored = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${t.secretId}` })
   assert.equal(stored.json().release, true)
