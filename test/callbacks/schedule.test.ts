@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { MAX_CALLBACK_RETRIES, afterFailure, retryDelaySeconds } from '../../src/domain/retry-schedule.ts'
+import { claimDueDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
+import { manualClock } from '../support/clock.ts'
+import { startTestService, type TestService } from '../support/service.ts'
+import { insertCompleted, startReceiver, type Receiver } from './support.ts'
+
+test('retry delays follow (n ** 4) + 15 + (rand(30) * (n + 1))', () => {
+  const low = () => 0
+  const high = () => 0.999999
+  assert.deepEqual([0, 1, 2, 3, 4].map((n) => retryDelaySeconds(n, low)), [15, 16, 31, 96, 271])
+  assert.equal(retryDelaySeconds(0, high), 44)
+  assert.equal(retryDelaySeconds(3, high), 81 + 15 + 29 * 4)
+  const now = new Date('2026-01-01T00:00:00Z')
+  assert.deepEqual(afterFailure(MAX_CALLBACK_RETRIES, now, low), { kind: 'dead' })
+  const last = afterFailure(MAX_CALLBACK_RETRIES - 1, now, low)
+  assert.equal(last.kind === 'retry' && last.delaySeconds, 24 ** 4 + 15)
+  // 25 retries with the average rand(30) of 15 span about 21 days (interface.md 6.1).
+  let total = 0
+  for (let n = 0; n < MAX_CALLBACK_RETRIES; n++) total += retryDelaySeconds(n, () => 0.5)
+  assert.ok(total / 86400 > 20 && total / 86400 < 21.5, `${total / 86400} days`)
+})
+
+const clock = manualClock(new Date('2026-03-01T12:00:00.000Z'))
+/** A scripted random source: the values the worker drew, in order. */
+const draws = [0.1, 0.95, 0.5, 0, 0.73]
+let drawn = 0
+const random = () => draws[drawn++ % draws.length]!
+let service: TestService
+let failing: Receiver
+
+before(async () => {
+  failing = await startReceiver(() => ({ status: 500 }))
+  // No background worker: the test drives each attempt with the injected clock.
+  service = await startTestService({ clock, background: false, callbacks: { random } })
+})
+after(async () => {
+  await service?.close()
+  await failing?.close()
+})
+
+test('a failing callback is retried on schedule 25 times, then dead at the 26th failure', async () => {
+  const { accountId } = await service.newAccount()
+  const db = service.database.db
+  const tracking = await insertCompleted(db, accountId, { callback: `${failing.url}/cb` }, undefined, clock())
+  const worker = service.callbacks.worker
+  const row = () => db.selectFrom('deliveries').selectAll().where('tracking_id', '=', tracking.id).executeTakeFirstOrThrow()
+
+  for (let attempt = 1; attempt <= 26; attempt++) {
+    const before = await row()
+    const due = new Date(before.next_attempt_at).getTime()
+    if (attempt > 1) {
+      clock.set(new Date(due - 1))
+      assert.equal(await worker.runOnce(), 0, `attempt ${attempt} is not made before its time`)
+      clock.set(new Date(due))
+    }
+    const randomBefore = draws[drawn % draws.length]!
+    assert.equal(await worker.runOnce(), 1, `attempt ${attempt} is made when due`)
+    assert.equal(failing.received.length, attempt)
+    const after = await row()
+    assert.equal(after.attempts, attempt)
+    if (attempt <= 25) {
+      const n = attempt - 1
+      const expected = n ** 4 + 15 + Math.floor(randomBefore * 30) * (n + 1)
+      assert.equal(after.state, 'due')
+      assert.equal((new Date(after.next_attempt_at).getTime() - clock().getTime()) / 1000, expected, `delay after attempt ${attempt}`)
+      if (n === 0) assert.ok(expected >= 15 && expected <= 44)
+    } else {
+      assert.equal(after.state, 'dead')
+      assert.ok(after.finished_at)
+    }
+  }
+  clock.advance(365 * 86400_000)
+  assert.equal(await worker.runOnce(), 0, 'a dead delivery is not attempted again')
+  const log = await db.selectFrom('delivery_attempts').selectAll().execute()
+  assert.equal(log.length, 26)
+  assert.ok(log.every((a) => a.outcome === 'failed' && a.status_code === 500))
+  const metrics = await service.app.inject({ method: 'GET', url: '/metrics' })
+  assert.match(metrics.body, /paywatch_callback_deliveries_dead_total 1/)
+})
+
+test('a lease left by a crashed worker expires, then another worker delivers; the stale worker cannot overwrite', async () => {
+  const ok = await startReceiver(() => ({ status: 200 }))
+  try {
+    const { accountId } = await service.newAccount()
+    const db = service.database.db
+    const tracking = await insertCompleted(db, accountId, { callback: `${ok.url}/cb` }, undefined, clock())
+    const leaseUntil = new Date(clock().getTime() + 40_000)
+    const [crashed] = await claimDueDeliveries(db, { now: clock(), leaseUntil, limit: 10, claim: 'crashed-worker' })
+    assert.equal(crashed?.trackingId, tracking.id)
+
+    const worker = service.callbacks.worker
+    assert.equal(await worker.runOnce(), 0, 'leased to the crashed worker')
+    clock.set(leaseUntil)
+    assert.equal(await worker.runOnce(), 1)
+    assert.equal(ok.received.length, 1)
+
+    // The crashed worker comes back and reports a failure: the delivery stays delivered.
+    await recordAttempts(db, [{
+      delivery: crashed!, worker: 'crashed-worker', startedAt: clock(), durationMs: 5, outcome: 'failed',
+      statusCode: 500, error: null, excerpt: null, forwardTo: null, next: { state: 'due', at: clock() },
+    }], clock())
+    const delivery = await db.selectFrom('deliveries').selectAll().where('tracking_id', '=', tracking.id).executeTakeFirstOrThrow()
+    assert.equal(delivery.state, 'delivered')
+    assert.equal(delivery.attempts, 1)
+  } finally {
+    await ok.close()
+  }
+})

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import pino from 'pino'
+import { createCallbackMetrics } from '../../src/callbacks/metrics.ts'
+import { createCallbackSender } from '../../src/callbacks/sender.ts'
+import { createCallbackSigner } from '../../src/callbacks/signer.ts'
+import { createDeliveryWorker } from '../../src/callbacks/worker.ts'
+import { createMetrics, systemClock } from '../../src/common.ts'
+import { createTrackingEvents } from '../../src/payments/events.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
+import { createFreshDatabaseUrl, createTestDatabase, dropDatabase } from '../support/database.ts'
+import { startTestService } from '../support/service.ts'
+import { insertCompleted, startReceiver, verifiedBy } from './support.ts'
+
+const cleanups: (() => Promise<void>)[] = []
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+})
+
+test('two workers (two nodes on PostgreSQL) share the queue: every delivery attempted exactly once', async () => {
+  const first = await createTestDatabase()
+  cleanups.push(() => first.close())
+  // On PostgreSQL the second worker has its own connection pool, as another node would.
+  const second: DatabaseHandle = first.url ? await openDatabase({ databaseUrl: first.url, dataDir: 'memory://' }) : first
+  if (second !== first) cleanups.unshift(() => second.close())
+
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  cleanups.push(() => receiver.close())
+  const account = await createAccount(first.db, 'two workers')
+  const count = 120
+  for (let i = 0; i < count; i++) await insertCompleted(first.db, account.id, { callback: `${receiver.url}/cb/${i}` })
+
+  const signer = await createCallbackSigner(first.db, null)
+  const workers = [first, second].map((handle, i) => {
+    const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
+    cleanups.push(async () => sender.close())
+    return createDeliveryWorker({
+      db: handle.db, clock: systemClock, logger: pino({ level: 'silent' }), signer, sender, events: createTrackingEvents(),
+      metrics: createCallbackMetrics(createMetrics().registry, handle.db, systemClock),
+      timeoutMs: 5000, concurrency: 8, pollMs: 10, name: `node-${i}`,
+    })
+  })
+  for (const worker of workers) worker.start()
+  await receiver.waitFor(count, 30_000)
+  for (const worker of workers) await worker.stop()
+
+  const ids = receiver.received.map((r) => String(r.headers['x-delivery-id']))
+  assert.equal(ids.length, count)
+  assert.equal(new Set(ids).size, count, 'no delivery was sent twice')
+  const attempts = await first.db.selectFrom('delivery_attempts').select(['delivery_id', 'worker']).execute()
+  assert.equal(attempts.length, count)
+  assert.equal(new Set(attempts.map((a) => a.delivery_id)).size, count)
+  if (second !== first) {
+    const byWorker = new Set(attempts.map((a) => a.worker))
+    assert.equal(byWorker.size, 2, 'both nodes delivered')
+  }
+  const states = await first.db.selectFrom('deliveries').select('state').execute()
+  assert.ok(states.every((s) => s.state === 'delivered'))
+  const released = await first.db.selectFrom('trackings').select('release').execute()
+  assert.ok(released.every((t) => t.release === true))
+})
+
+test('a completion written before a crash is delivered after the restart, signed with the persisted key', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-restart-'))
+  const databaseUrl = await createFreshDatabaseUrl()
+  if (databaseUrl) cleanups.push(() => dropDatabase(databaseUrl))
+  const env = { PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  cleanups.push(() => receiver.close())
+
+  // First run: the status change and its delivery row are written, then the process stops before any worker ran.
+  const before = await startTestService({ env, background: false })
+  const { accountId } = await before.newAccount()
+  const tracking = await insertCompleted(before.database.db, accountId, { callback: `${receiver.url}/cb` })
+  const keyBefore = before.callbacks.signer.servicePublicKeyPem
+  await before.close()
+  assert.equal(receiver.received.length, 0)
+
+  const restarted = await startTestService({ env, callbacks: { pollMs: 25 } })
+  cleanups.push(() => restarted.close())
+  const [got] = await receiver.waitFor(1)
+  assert.equal(JSON.parse(got!.body).secret_id, tracking.secretId)
+  assert.equal(restarted.callbacks.signer.servicePublicKeyPem, keyBefore, 'the generated key was persisted')
+  assert.equal(await verifiedBy(got!, keyBefore), true)
+})
