@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { getAddress, type Address } from 'viem'
+import { getAddress, type Abi, type Address, type Hex } from 'viem'
 import {
-  addLiquidity, createPair, deployMulticall3, deployToken, deployUniswapV2, deployWeth, mintToken, startAnvil,
+  addLiquidity, compileContracts, createPair, deployContract, deployMulticall3, deployToken, deployUniswapV2, deployWeth, mintToken, startAnvil,
   uniswapV2PairAbi, type Anvil,
 } from '../support/index.ts'
 import { manualClock } from '../support/clock.ts'
@@ -20,7 +20,7 @@ let proxy: RpcProxy
 let service: TestService
 let apiKey: string
 const clock = manualClock()
-const t = {} as Record<'weth' | 'usdc' | 'dai' | 'usdt' | 'busd' | 'tkn' | 'routed' | 'thin' | 'lonely' | 'cached', Address>
+const t = {} as Record<'weth' | 'usdc' | 'dai' | 'usdt' | 'busd' | 'tkn' | 'routed' | 'thin' | 'lonely' | 'cached' | 'vthree', Address>
 const decimals: Record<string, number> = {}
 let factory: Address
 let cachedPair: Address
@@ -33,6 +33,21 @@ async function pool(a: Address, amountA: number | string, b: Address, amountB: n
   await mintToken(anvil, b, anvil.walletClient.account.address, rawB)
   await addLiquidity(anvil, pair, a, rawA, b, rawB)
   return pair
+}
+
+/**
+ * A V3-style pool (slot0 layout of Uniswap V3) where one whole `base` is worth `price` whole `quote`,
+ * both tokens having 18 decimals so that the square root is exact; `quoteHeld` whole quote tokens are
+ * sent to it as its liquidity.
+ */
+async function v3Pool(base: Address, quote: Address, sqrtPrice: bigint, quoteHeld: bigint): Promise<Address> {
+  const { UniswapV3PoolLike: artifact } = (await compileContracts()) as unknown as Record<string, { abi: Abi; bytecode: Hex }>
+  const Q96 = 2n ** 96n
+  // slot0 is sqrt(token1 / token0): the inverse when the base sorts second.
+  const sqrtPriceX96 = base.toLowerCase() < quote.toLowerCase() ? sqrtPrice * Q96 : Q96 / sqrtPrice
+  const address = await deployContract(anvil, artifact!, [base, quote, sqrtPriceX96])
+  await mintToken(anvil, quote, address, quoteHeld * 10n ** 18n)
+  return getAddress(address)
 }
 
 async function token(name: keyof typeof t, tokenDecimals: number): Promise<void> {
@@ -69,12 +84,15 @@ before(async () => {
   // THIN only has a pool below 1 WETH.
   await pool(t.thin, 1000, t.weth, '0.5')
   cachedPair = await pool(t.cached, 1000, t.usdc, 4000)
+  // VTHREE only has V3 pools: 4 DAI (5,000 DAI deep) and 16 BUSD in a pool holding only 100 BUSD.
+  await token('vthree', 18)
+  const v3Pools = [await v3Pool(t.vthree, t.dai, 2n, 5000n), await v3Pool(t.vthree, t.busd, 4n, 100n)]
 
   service = await startTestService({
     chains: {
       ethereum: {
         rpc: [proxy.url], chainId: anvil.chainId, multicall3, wrapped: t.weth,
-        stablecoins: [t.usdc, t.dai, t.usdt, t.busd], tokens: [], uniswapV2Factories: [factory],
+        stablecoins: [t.usdc, t.dai, t.usdt, t.busd], tokens: [], uniswapV2Factories: [factory], uniswapV3Pools: v3Pools,
       },
     },
     env: { PAYWATCH_RATE_RPS: '1000', PAYWATCH_RATE_PARALLEL: '100', PAYWATCH_PRICE_CACHE_MS: String(CACHE_MS) },
@@ -113,6 +131,10 @@ test('the wrapped native token is priced from its stablecoin pairs', async () =>
 
 test('a token trading only against the wrapped native token is priced through it', async () => {
   await expectPrice(t.routed, 6.06) // 0.002 WETH × 3,030 USD, exactly
+})
+
+test('configured V3 pools are quoted from slot0, and a thin one is ignored', async () => {
+  await expectPrice(t.vthree, 4)
 })
 
 test('the native placeholder in any letter case is the wrapped token', async () => {
