@@ -48,7 +48,10 @@ export function createPriceOracle(options: { logger: Logger; clock: Clock; cache
     let chainFacts = facts.get(chain)
     if (!chainFacts) facts.set(chain, (chainFacts = newChainPriceFacts()))
     const price = await readUsdPrice(chain, batchReaderFor(chain, options.logger), chainFacts, token)
-    return price ? ratioToNumber(price) : null
+    if (!price) return null
+    // A degenerate pool (a few wei against a huge quote reserve) must not turn into `null` in JSON.
+    const value = ratioToNumber(price)
+    return Number.isFinite(value) ? value : null
   }
 
   return {

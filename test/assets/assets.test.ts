@@ -5,6 +5,7 @@ import pino from 'pino'
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts'
 import { getAddress, type Address } from 'viem'
 import { createAssetsReader } from '../../src/chain/assets-reader.ts'
+import { ChainUnavailableError } from '../../src/chain/errors.ts'
 import { createRpcClient } from '../../src/chain/rpc-client.ts'
 import {
   MULTICALL3_ADDRESS, deployMulticall3, deployRevertingToken, deployToken, deployWeth, mintToken, sendNative, startAnvil, type Anvil,
@@ -151,6 +152,16 @@ test('without Multicall3 the same assets come from one JSON-RPC batch', async ()
     assert.equal(methods[0], 'eth_getBalance')
     // native + 5 distinct listed tokens, plus name/symbol/decimals of each on the cold request only
     assert.equal(methods.length, round === 'cold' ? 1 + 5 + 15 : 1 + 5, round)
+  }
+})
+
+test('an unreachable RPC fails the JSON-RPC batch path as a whole', async () => {
+  const { chain, reader } = readerOn(null)
+  proxy.setDown(true)
+  try {
+    await assert.rejects(reader.assetsOf(chain, holder), ChainUnavailableError)
+  } finally {
+    proxy.setDown(false)
   }
 })
 
