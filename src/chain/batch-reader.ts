@@ -1,11 +1,11 @@
 import {
-  decodeFunctionResult, encodeFunctionData, hexToBigInt, isHex,
+  BaseError, ExecutionRevertedError, RawContractError, decodeFunctionResult, encodeFunctionData, hexToBigInt, isHex,
   numberToHex, parseAbi, type Address, type Hex,
 } from 'viem'
 import type { Logger } from 'pino'
 import { ChainUnavailableError } from './errors.ts'
 import type { ChainHandle } from './registry.ts'
-import { isUnreachable, sendRpcBatch, type RpcAnswer } from './rpc-batch.ts'
+import { isExecutionFailure, isUnreachable, sendRpcBatch, type RpcAnswer } from './rpc-batch.ts'
 
 /** A read in a batch: a contract call, or the native balance of an account. */
 export type BatchCall = { to: Address; data: Hex } | { nativeBalanceOf: Address }
@@ -60,6 +60,7 @@ function createBatchReader(chain: ChainHandle, logger: Logger): BatchReader {
       answer = (await chain.client.call({ to: address, data })).data
     } catch (error) {
       if (isUnreachable(error)) throw new ChainUnavailableError('the chain RPC did not answer', { cause: error })
+      if (!isRevert(error)) throw new ChainUnavailableError('the chain RPC refused the call', { cause: error })
       // aggregate3 itself failed (out of gas on a huge batch, a different contract at the address): this
       // time only, the calls travel as a JSON-RPC batch instead.
       logger.warn({ err: error, multicall3: address }, 'Multicall3 aggregate3 failed; using a JSON-RPC batch')
@@ -70,7 +71,13 @@ function createBatchReader(chain: ChainHandle, logger: Logger): BatchReader {
       multicall3 = null
       return undefined
     }
-    const results = decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data: answer })
+    let results: readonly { success: boolean; returnData: Hex }[]
+    try {
+      results = decodeFunctionResult({ abi: multicall3Abi, functionName: 'aggregate3', data: answer })
+    } catch (error) {
+      logger.warn({ err: error, multicall3: address }, 'the Multicall3 address answered something else; using a JSON-RPC batch')
+      return undefined
+    }
     return results.map((result) =>
       result.success ? { ok: true, data: result.returnData } : { ok: false, reason: revertReason(result.returnData) },
     )
@@ -103,6 +110,13 @@ function toResult(answer: RpcAnswer, isBalance: boolean): BatchResult {
   if (typeof answer.result !== 'string' || !isHex(answer.result)) return { ok: false, reason: 'the RPC answered a non-hex result' }
   // eth_getBalance answers a quantity; callers decode every result as ABI data, so it is encoded as uint256.
   return { ok: true, data: isBalance ? numberToHex(hexToBigInt(answer.result), { size: 32 }) : answer.result }
+}
+
+function isRevert(error: unknown): boolean {
+  if (!(error instanceof BaseError)) return false
+  if (error.walk((e) => e instanceof ExecutionRevertedError || e instanceof RawContractError)) return true
+  const details = error.walk((e) => e instanceof BaseError && typeof e.details === 'string' && e.details !== '') as BaseError | null
+  return isExecutionFailure({ message: `${details?.details ?? ''} ${error.shortMessage}` })
 }
 
 function revertReason(data: Hex): string {

@@ -25,6 +25,22 @@ const TIMEOUT_MS = 10_000
  * batches, get the calls sent side by side through the chain's client instead.
  */
 export async function sendRpcBatch(urls: string[], client: PublicClient, calls: RpcCall[]): Promise<RpcAnswer[]> {
+  const answers = await send(urls, client, calls)
+  // A call may fail by itself (a revert); any other error means the node did not do the work (rate
+  // limit, internal error), and partial answers would silently drop data: all or nothing.
+  const refused = answers.find((answer) => 'error' in answer && !isExecutionFailure(answer.error))
+  if (refused && 'error' in refused) {
+    throw new ChainUnavailableError(`the chain RPC refused a call: ${refused.error.message}`, { cause: refused.error })
+  }
+  return answers
+}
+
+/** True for errors of the call itself (revert, out of gas, bad opcode), as opposed to the node's. */
+export function isExecutionFailure(error: { code?: number; message: string }): boolean {
+  return error.code === 3 || /revert|out of gas|gas required exceeds|invalid opcode|invalid jump|stack (under|over)flow/i.test(error.message)
+}
+
+async function send(urls: string[], client: PublicClient, calls: RpcCall[]): Promise<RpcAnswer[]> {
   if (calls.length === 0) return []
   const httpUrls = urls.filter((url) => /^https?:/.test(url))
   let lastError: unknown
@@ -67,10 +83,12 @@ async function sendSideBySide(client: PublicClient, calls: RpcCall[]): Promise<R
   const settled = await Promise.allSettled(
     calls.map((call) => client.request({ method: call.method, params: call.params } as never)),
   )
-  // Partial answers from a failing node would silently drop data: all or nothing.
   const unreachable = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && isUnreachable(s.reason))
   if (unreachable) throw new ChainUnavailableError('the chain RPC did not answer', { cause: unreachable.reason })
-  return settled.map((s) =>
-    s.status === 'fulfilled' ? { result: s.value } : { error: { message: (s.reason as Error).message.split('\n')[0]! } },
-  )
+  return settled.map((s) => {
+    if (s.status === 'fulfilled') return { result: s.value }
+    const reason = s.reason as { code?: unknown; details?: unknown; message?: unknown }
+    const message = String(reason.details || reason.message || 'RPC error').split('\n')[0]!
+    return { error: { code: typeof reason.code === 'number' ? reason.code : undefined, message } }
+  })
 }

@@ -165,6 +165,19 @@ test('an unreachable RPC fails the JSON-RPC batch path as a whole', async () => 
   }
 })
 
+test('an RPC that refuses the calls (rate limited) is a 503 on both paths, never a partial list', async () => {
+  proxy.setRefusal({ code: -32005, message: 'rate limit exceeded' })
+  try {
+    const res = await assetsOf(service, holder)
+    assert.equal(res.statusCode, 503, res.body)
+    assert.equal(res.json().code, 'CHAIN_UNAVAILABLE')
+    const { chain, reader } = readerOn(null)
+    await assert.rejects(reader.assetsOf(chain, holder), ChainUnavailableError)
+  } finally {
+    proxy.setRefusal(null)
+  }
+})
+
 test('a configured Multicall3 address without a contract falls back to JSON-RPC batches for good', async () => {
   const { chain, reader } = readerOn(MULTICALL3_ADDRESS)
   proxy.reset()

@@ -20,6 +20,8 @@ export interface RpcProxy {
   reset(): void;
   /** While down, every request has its connection dropped (an unreachable RPC). */
   setDown(down: boolean): void;
+  /** While set, every call is answered with this JSON-RPC error (e.g. -32005 rate limited). */
+  setRefusal(error: { code: number; message: string } | null): void;
   close(): Promise<void>;
 }
 
@@ -31,11 +33,13 @@ async function readBody(request: IncomingMessage): Promise<string> {
 
 export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
   let down = false;
+  let refusal: { code: number; message: string } | null = null;
   const proxy: RpcProxy = {
     url: "",
     requests: [],
     reset: () => void (proxy.requests = []),
     setDown: (value) => void (down = value),
+    setRefusal: (value) => void (refusal = value),
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -59,6 +63,12 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
       raw,
       methods: calls.map((c) => String((c as { method?: unknown } | undefined)?.method)),
     });
+    if (refusal) {
+      const refuse = (call: unknown) => ({ jsonrpc: "2.0", id: (call as { id?: unknown } | undefined)?.id ?? null, error: refusal });
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(Array.isArray(body) ? body.map(refuse) : refuse(body)));
+      return;
+    }
     try {
       const answer = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
       response.writeHead(answer.status, { "content-type": "application/json" });
