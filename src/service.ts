@@ -5,6 +5,7 @@ import { createLogger, createMetrics, createShutdown, systemClock, type Clock, t
 import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
+import { createChainEngine, type ChainEngine } from './engine/chain-engine.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createCable, type CableOptions } from './cable/cable.ts'
 import { releaseRoutes } from './http/routes/release.ts'
@@ -41,6 +42,8 @@ export interface Service {
   redis: Redis | undefined
   /** Signing keys and the callback delivery worker (tests drive it with `runOnce`). */
   callbacks: Callbacks
+  /** The chain tracking engine (tests drive it: syncNow, sweep, check). */
+  engine: ChainEngine
   /** Starts listening on the configured host and port; returns the address. */
   listen(): Promise<string>
   /** Stops everything in reverse order of start (also on SIGTERM). */
@@ -103,6 +106,17 @@ export async function createService(config: Config, options: ServiceOptions = {}
     publicPlugins.push(cable.plugin)
     background.push({ name: 'cable relay', start: cable.start })
 
+    // Chain tracking engine (issue 3): followers, matching, fast path, time-outs.
+    const rpcReadiness = createRpcReadiness(chains, common.clock)
+    const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
+    background.push({
+      name: 'chain engine',
+      async start() {
+        await engine.start()
+        shutdown.add('chain engine', () => engine.stop())
+      },
+    })
+
     const app = await buildApp({
       common,
       db: database.db,
@@ -110,7 +124,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       events,
       auth,
       rateLimits: createRateLimits(config.rate, redis),
-      chainReadiness: createRpcReadiness(chains, common.clock),
+      chainReadiness: options.background === false ? rpcReadiness : engine.readiness,
       apiPlugins,
       publicPlugins,
       referenceChecks,
@@ -127,7 +141,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     shutdown.add('http', () => app.close())
 
     return {
-      common, database, chains, events, app, redis, callbacks,
+      common, database, chains, events, app, redis, callbacks, engine,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host })
         logger.info({ address, database: database.kind, chains: chains.all().map((c) => c.config.name) }, 'paywatch listening')

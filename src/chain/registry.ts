@@ -3,6 +3,7 @@ import type { Common } from '../common.ts'
 import { trackedChains } from '../config/config.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { createRpcClient } from './rpc-client.ts'
+import { createRpcMetrics } from './rpc-metrics.ts'
 import { createDecimalsReader } from './token-metadata.ts'
 
 export interface ChainHandle {
@@ -21,8 +22,9 @@ export interface ChainRegistry {
 
 export function createChainRegistry(common: Common, options: { clientFor?: (chain: ChainConfig) => PublicClient } = {}): ChainRegistry {
   const handles = new Map<string, ChainHandle>()
+  const rpcMetrics = createRpcMetrics(common.metrics.registry)
   for (const config of trackedChains(common.config)) {
-    const client = options.clientFor?.(config) ?? createRpcClient(config)
+    const client = options.clientFor?.(config) ?? createRpcClient(config, { onAttempt: (attempt) => rpcMetrics.observe(config.name, attempt) })
     handles.set(config.name, { config, client, decimalsOf: createDecimalsReader(config, client) })
   }
   return {

@@ -1,18 +1,27 @@
-import { createPublicClient, fallback, http, webSocket, type PublicClient, type Transport } from 'viem'
+import { createPublicClient, http, webSocket, type PublicClient, type Transport } from 'viem'
 import type { ChainConfig } from '../config/chains.ts'
+import { failover, type RpcAttempt } from './failover-transport.ts'
+
+export interface RpcClientOptions {
+  timeoutMs?: number
+  /** Extra passes over every URL once all failed (with backoff). */
+  retryRounds?: number
+  /** Called for every request sent to one URL (metrics, logs). */
+  onAttempt?: (attempt: RpcAttempt) => void
+}
 
 /**
- * A viem client over every RPC URL of a chain: on an error or a timeout the next URL is tried
- * (viem's fallback transport), each with retries and backoff.
+ * A viem client over every RPC URL of a chain: on an error or a timeout the next URL is tried, a
+ * failing URL is cooled down and asked last until it answers again, and when all failed the
+ * request is retried with backoff (see failover-transport.ts).
  */
-export function createRpcClient(chain: ChainConfig, options: { timeoutMs?: number; retryCount?: number } = {}): PublicClient {
+export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = {}): PublicClient {
+  const timeout = options.timeoutMs ?? chain.rpcTimeoutMs ?? 10_000
   const transports: Transport[] = chain.rpc.map((url) =>
-    url.startsWith('ws')
-      ? webSocket(url, { timeout: options.timeoutMs ?? 10_000, retryCount: options.retryCount ?? 2 })
-      : http(url, { timeout: options.timeoutMs ?? 10_000, retryCount: options.retryCount ?? 2, batch: false }),
+    url.startsWith('ws') ? webSocket(url, { timeout, retryCount: 0 }) : http(url, { timeout, retryCount: 0, batch: false }),
   )
   return createPublicClient({
-    transport: transports.length === 1 ? transports[0]! : fallback(transports, { rank: false }),
+    transport: failover(transports, { retryRounds: options.retryRounds, onAttempt: options.onAttempt }),
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },
   }) as PublicClient

@@ -24,12 +24,14 @@ export interface ChainConfig {
   /** Used only when the RPC does not know the `finalized` tag. */
   fallbackFinalityDepth: number
   pollingIntervalMs: number
+  /** How long one RPC request may take before the next URL is tried. */
+  rpcTimeoutMs: number
 }
 
 export const NATIVE_TOKEN: Address = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
-type BuiltIn = Omit<ChainConfig, 'rpc' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools'>
+type BuiltIn = Omit<ChainConfig, 'rpc' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools' | 'rpcTimeoutMs'>
 
 const builtIns: BuiltIn[] = [
   {
@@ -107,6 +109,6 @@ const builtIns: BuiltIn[] = [
 /** The known chains with their built-in values; RPC URLs come from configuration. */
 export function builtInChains(): Record<string, ChainConfig> {
   return Object.fromEntries(
-    builtIns.map((chain) => [chain.name, { ...chain, rpc: [], tokens: [], uniswapV3Pools: [], finalityDepth: null }]),
+    builtIns.map((chain) => [chain.name, { ...chain, rpc: [], tokens: [], uniswapV3Pools: [], finalityDepth: null, rpcTimeoutMs: 10_000 }]),
   )
 }

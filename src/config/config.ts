@@ -158,7 +158,7 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
     : {
         name, chainId: 0, rpc: [], nativeSymbol: 'ETH', nativeName: 'Ether', nativeDecimals: 18, wrapped: null,
         stablecoins: [], tokens: [], multicall3: null, uniswapV2Factories: [], uniswapV3Pools: [],
-        finalityDepth: null, fallbackFinalityDepth: 64, pollingIntervalMs: 2000,
+        finalityDepth: null, fallbackFinalityDepth: 64, pollingIntervalMs: 2000, rpcTimeoutMs: 10_000,
       }
   const num = (key: string, min: number, max: number): number | undefined => {
     const v = o[key]
@@ -200,6 +200,7 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
   chain.uniswapV3Pools = addresses('uniswapV3Pools') ?? chain.uniswapV3Pools
   if (o.finalityDepth !== undefined) chain.finalityDepth = o.finalityDepth === null ? null : num('finalityDepth', 0, 100_000)!
   chain.pollingIntervalMs = num('pollingIntervalMs', 10, 600_000) ?? chain.pollingIntervalMs
+  chain.rpcTimeoutMs = num('rpcTimeoutMs', 50, 600_000) ?? chain.rpcTimeoutMs
   return chain
 }
 

@@ -139,6 +139,26 @@ export interface DeliveryAttemptsTable {
   worker: string
 }
 
+/** Migration 0002: the chain engine's window of unfinalized blocks per chain. */
+export interface ChainBlocksTable {
+  chain: string
+  number: ColumnType<string, string | bigint, string | bigint>
+  hash: string
+  parent_hash: string
+  timestamp: ColumnType<string, string | bigint, string | bigint>
+}
+
+/** Migration 0002: a pending tracking whose transaction is mined, waiting for confirmations. */
+export interface TrackingMatchesTable {
+  tracking_id: string
+  chain: string
+  block_number: ColumnType<string, string | bigint, string | bigint>
+  block_hash: string
+  transaction: string
+  evidence: Json
+  created_at: Timestamp
+}
+
 /**
  * The database as Kysely sees it. Later subsystems add their tables here next to their migration.
  */
@@ -153,5 +173,7 @@ export interface Database {
   trackings: TrackingsTable
   service_keys: ServiceKeysTable
   deliveries: DeliveriesTable
+  chain_blocks: ChainBlocksTable
+  tracking_matches: TrackingMatchesTable
   delivery_attempts: DeliveryAttemptsTable
 }

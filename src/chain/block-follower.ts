@@ -1,0 +1,196 @@
+import type { Logger } from 'pino'
+import type { ChainConfig } from '../config/chains.ts'
+import type { Db } from '../store/database.ts'
+import { deleteChainBlocksAbove, deleteChainBlocksBelow, loadChainWindow, saveChainBlock } from '../store/chain-blocks.ts'
+import type { BlockHeader, ChainReader, FullBlock } from './chain-reader.ts'
+import { BlockWindow, type WindowBlock } from './block-window.ts'
+import { RetryableChainError } from './errors.ts'
+import { createFinality } from './finality.ts'
+
+/** What the follower tells the engine, in chain order; the next event waits for the previous one. */
+export type FollowerEvent =
+  /** A new canonical block; `finalized` is the finalized block number known at this point. */
+  | { type: 'block'; block: FullBlock; finalized: bigint }
+  /** The blocks above `ancestor` were replaced; the new branch follows as `block` events. */
+  | { type: 'reorg'; ancestor: bigint; removed: WindowBlock[] }
+  /** The finalized block advanced to `finalized` (`head` = the newest processed block). */
+  | { type: 'finalize'; finalized: bigint; head: bigint }
+
+export type FollowerSink = (event: FollowerEvent) => Promise<void>
+
+export interface FollowerState {
+  head: WindowBlock | undefined
+  finalized: bigint
+  /** Wall time (ms) of the last sync that reached the RPC's head. */
+  syncedAt: number | undefined
+  lastError: string | undefined
+}
+
+export interface BlockFollower {
+  /** Brings the chain up to the RPC's head (at most `maxBlocks` blocks); true when it got there. */
+  sync(maxBlocks?: number): Promise<boolean>
+  /** Whether the window holds `hash` at `number` (undefined outside the window). */
+  holds(number: bigint, hash: string): boolean | undefined
+  readonly state: FollowerState
+}
+
+export interface FollowerDeps {
+  chain: ChainConfig
+  reader: ChainReader
+  db: Db
+  sink: FollowerSink
+  logger: Logger
+  now?: () => number
+  /** Blocks kept below the finalized one before the stored window is pruned (amortizes the delete). */
+  pruneSlack?: number
+}
+
+/**
+ * Follows one chain block by block: keeps the window of unfinalized blocks linked by parentHash,
+ * fetches every block between the last processed one and the head (gaps after a pause or a
+ * restart), walks back to the common ancestor on a reorg, and tracks finality (the RPC's
+ * `finalized` tag, or `finalityDepth` below the head when configured, or `fallbackFinalityDepth`
+ * when the RPC does not know the tag). A block is recorded as processed only after the sink
+ * handled it: a crash replays it, never skips it.
+ */
+export function createBlockFollower(deps: FollowerDeps): BlockFollower {
+  const { chain, reader, db, sink } = deps
+  const now = deps.now ?? Date.now
+  const pruneSlack = BigInt(deps.pruneSlack ?? 32)
+  let window: BlockWindow | undefined
+  /** After a reorg deeper than the window: the number to restart from with an empty window. */
+  let restartAt: bigint | undefined
+  const finality = createFinality(chain, reader, deps.logger)
+  /** Oldest block still stored: the stored window is pruned in steps of `pruneSlack` blocks. */
+  let storedOldest = 0n
+  const state: FollowerState = { head: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
+
+  const load = async (): Promise<BlockWindow> => {
+    if (!window) {
+      window = new BlockWindow(await loadChainWindow(db, chain.name))
+      state.head = window.tip
+      // The stored window starts at the last finalized block seen.
+      state.finalized = window.oldest?.number ?? 0n
+      storedOldest = window.oldest?.number ?? 0n
+    }
+    return window
+  }
+
+  const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint) => {
+    await sink({ type: 'block', block, finalized: finalized < block.number ? finalized : block.number })
+    const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
+    await saveChainBlock(db, chain.name, entry)
+    win.push(entry)
+    state.head = entry
+  }
+
+  /** `from` is canonical but does not extend the window: find the newest block both agree on. */
+  const reorg = async (win: BlockWindow, from: BlockHeader) => {
+    let cursor: BlockHeader = from
+    let ancestor: bigint | undefined
+    for (;;) {
+      const parentNumber = cursor.number - 1n
+      const ours = win.get(parentNumber)
+      if (!ours) break
+      if (ours.hash === cursor.parentHash) {
+        ancestor = parentNumber
+        break
+      }
+      const parent = await reader.headerByHash(cursor.parentHash)
+      if (!parent) throw new RetryableChainError(`the RPC does not know block ${cursor.parentHash} (parent of ${cursor.number})`)
+      cursor = parent
+    }
+    if (ancestor === undefined) {
+      // Deeper than every block kept (below finality): start over from the oldest block we had.
+      const oldest = win.oldest
+      ancestor = (oldest?.number ?? from.number) - 1n
+      deps.logger.error({ chain: chain.name, block: from.number, ancestor }, 'reorg deeper than the finalized window')
+      restartAt = ancestor + 1n
+    }
+    const removed = win.truncateAbove(ancestor)
+    if (restartAt !== undefined) win.clear()
+    deps.logger.warn({ chain: chain.name, ancestor, depth: removed.length, block: from.number }, 'chain reorganized')
+    await sink({ type: 'reorg', ancestor, removed })
+    await deleteChainBlocksAbove(db, chain.name, ancestor)
+    state.head = win.tip
+  }
+
+  const updateFinality = async (win: BlockWindow, known: bigint | undefined) => {
+    const tip = win.tip
+    if (!tip || known === undefined) return
+    const finalized = known > tip.number ? tip.number : known
+    if (finalized <= state.finalized) return
+    await sink({ type: 'finalize', finalized, head: tip.number })
+    state.finalized = finalized
+    win.pruneBelow(finalized)
+    const oldest = win.oldest!.number
+    if (oldest - storedOldest >= pruneSlack) {
+      await deleteChainBlocksBelow(db, chain.name, oldest)
+      storedOldest = oldest
+    }
+  }
+
+  /** One sync at a time: a second caller waits for the running one, then syncs itself. */
+  let running: Promise<unknown> = Promise.resolve()
+  function sync(maxBlocks = 500): Promise<boolean> {
+    const next = running.then(() => syncOnce(maxBlocks), () => syncOnce(maxBlocks))
+    running = next.catch(() => {})
+    return next
+  }
+
+  async function syncOnce(maxBlocks: number): Promise<boolean> {
+    const win = await load()
+    const head = await reader.header('latest')
+    if (!head) throw new RetryableChainError('the RPC returned no latest block')
+    if (win.tip?.number === head.number && win.tip.hash === head.hash) {
+      state.syncedAt = now()
+      state.lastError = undefined
+      return true
+    }
+    // Read once per sync, before the blocks, so that each block is judged with it.
+    const finalizedNow = await finality.at(head.number)
+    const finalized = () => (finalizedNow !== undefined && finalizedNow > state.finalized ? finalizedNow : state.finalized)
+    let processed = 0
+    for (;;) {
+      const tip = win.tip
+      if (!tip) {
+        // First start (or after a reorg below the window): begin at the head, or where we stopped.
+        const block = await reader.block(restartAt ?? head.number)
+        if (!block) break
+        restartAt = undefined
+        await accept(win, block, finalized())
+        processed++
+        continue
+      }
+      if (head.number <= tip.number) {
+        const ours = win.get(head.number)
+        if (ours && ours.hash !== head.hash) {
+          await reorg(win, head)
+          continue
+        }
+        break
+      }
+      if (processed >= maxBlocks) break
+      const block = await reader.block(tip.number + 1n)
+      // The RPC (or the next URL after a failover) is behind the head it announced: wait.
+      if (!block) break
+      if (win.extends(block)) {
+        await accept(win, block, finalized())
+        processed++
+      } else {
+        await reorg(win, block)
+      }
+    }
+    await updateFinality(win, finalizedNow)
+    const reached = win.tip !== undefined && win.tip.number >= head.number
+    if (reached) state.syncedAt = now()
+    state.lastError = undefined
+    return reached
+  }
+
+  return {
+    sync,
+    holds: (number, hash) => window?.holds(number, hash),
+    state,
+  }
+}

@@ -1,0 +1,89 @@
+import {
+  formatBlock, formatTransaction, formatTransactionReceipt, numberToHex,
+  type Address, type Hash, type PublicClient, type Transaction, type TransactionReceipt,
+} from 'viem'
+
+export interface BlockHeader {
+  number: bigint
+  hash: Hash
+  parentHash: Hash
+  /** Seconds since the epoch. */
+  timestamp: bigint
+}
+
+export interface FullBlock extends BlockHeader {
+  transactions: Transaction[]
+}
+
+export type BlockRef = bigint | 'latest' | 'finalized'
+
+/**
+ * The reads the chain engine makes, as raw JSON-RPC calls formatted by viem. "Not found" is
+ * `null`, never an error: only a failing RPC throws, so a failure can never be mistaken for an
+ * answer about a payment.
+ */
+export interface ChainReader {
+  chainId(): Promise<number>
+  header(ref: BlockRef): Promise<BlockHeader | null>
+  headerByHash(hash: Hash): Promise<BlockHeader | null>
+  /** A block with its full transactions. */
+  block(ref: BlockRef): Promise<FullBlock | null>
+  blockReceipts(hash: Hash): Promise<TransactionReceipt[] | null>
+  receipt(hash: Hash): Promise<TransactionReceipt | null>
+  transaction(hash: Hash): Promise<Transaction | null>
+  transactionCount(address: Address, ref: BlockRef): Promise<bigint>
+}
+
+const tag = (ref: BlockRef): string => (typeof ref === 'bigint' ? numberToHex(ref) : ref)
+
+type RawBlock = Parameters<typeof formatBlock>[0]
+
+function toHeader(raw: RawBlock): BlockHeader {
+  const block = formatBlock(raw)
+  return { number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp }
+}
+
+function toFullBlock(raw: RawBlock): FullBlock {
+  const block = formatBlock(raw)
+  return {
+    number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp,
+    transactions: block.transactions as Transaction[],
+  }
+}
+
+export function createChainReader(client: PublicClient): ChainReader {
+  const request = <T>(method: string, params: unknown[]): Promise<T> =>
+    client.request({ method, params } as never) as Promise<T>
+  return {
+    async chainId() {
+      return Number(await request<string>('eth_chainId', []))
+    },
+    async header(ref) {
+      const raw = await request<RawBlock | null>('eth_getBlockByNumber', [tag(ref), false])
+      return raw ? toHeader(raw) : null
+    },
+    async headerByHash(hash) {
+      const raw = await request<RawBlock | null>('eth_getBlockByHash', [hash, false])
+      return raw ? toHeader(raw) : null
+    },
+    async block(ref) {
+      const raw = await request<RawBlock | null>('eth_getBlockByNumber', [tag(ref), true])
+      return raw ? toFullBlock(raw) : null
+    },
+    async blockReceipts(hash) {
+      const raw = await request<Parameters<typeof formatTransactionReceipt>[0][] | null>('eth_getBlockReceipts', [hash])
+      return raw ? raw.map((receipt) => formatTransactionReceipt(receipt)) : null
+    },
+    async receipt(hash) {
+      const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])
+      return raw ? formatTransactionReceipt(raw) : null
+    },
+    async transaction(hash) {
+      const raw = await request<Parameters<typeof formatTransaction>[0] | null>('eth_getTransactionByHash', [hash])
+      return raw ? formatTransaction(raw) : null
+    },
+    async transactionCount(address, ref) {
+      return BigInt(await request<string>('eth_getTransactionCount', [address, tag(ref)]))
+    },
+  }
+}

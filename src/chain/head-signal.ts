@@ -1,0 +1,104 @@
+import { webSocket } from 'viem'
+import type { Logger } from 'pino'
+
+/**
+ * Wakes the follower when a new head may exist: at once on a `newHeads` notification when one of
+ * the chain's RPC URLs is a WebSocket, else (and as a backstop, should the subscription silently
+ * stall) after the polling interval.
+ */
+export interface HeadSignal {
+  /** Resolves on the next head notification, after `ms`, or when `signal` aborts. */
+  next(ms: number, signal: AbortSignal): Promise<void>
+  /** Whether a `newHeads` subscription is live. */
+  readonly subscribed: boolean
+  stop(): Promise<void>
+}
+
+export interface HeadSignalOptions {
+  /** ws(s) URL to subscribe to; none = polling only. */
+  wsUrl?: string
+  logger?: Logger
+  /** Pause before subscribing again after the subscription failed. */
+  resubscribeMs?: number
+}
+
+export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
+  let wake: (() => void) | undefined
+  let notified = false
+  let subscribed = false
+  let stopped = false
+  let unsubscribe: (() => Promise<unknown>) | undefined
+  let retry: NodeJS.Timeout | undefined
+
+  const notify = () => {
+    notified = true
+    wake?.()
+  }
+
+  const subscribe = async (url: string): Promise<void> => {
+    if (stopped) return
+    const again = () => {
+      subscribed = false
+      if (!stopped && !retry) {
+        retry = setTimeout(() => {
+          retry = undefined
+          void subscribe(url)
+        }, options.resubscribeMs ?? 5_000)
+        retry.unref()
+      }
+    }
+    try {
+      const transport = webSocket(url, { retryCount: 0, reconnect: true, keepAlive: true })({})
+      const subscription = await transport.value!.subscribe({
+        params: ['newHeads'],
+        onData: notify,
+        onError: (error: unknown) => {
+          options.logger?.warn({ err: error }, 'newHeads subscription failed; polling until it is back')
+          again()
+        },
+      })
+      if (stopped) {
+        await subscription.unsubscribe().catch(() => {})
+        return
+      }
+      subscribed = true
+      unsubscribe = subscription.unsubscribe
+      // A new subscription may have missed heads while it was down.
+      notify()
+    } catch (error) {
+      options.logger?.warn({ err: error }, 'could not subscribe to newHeads; polling')
+      again()
+    }
+  }
+  if (options.wsUrl) void subscribe(options.wsUrl)
+
+  return {
+    get subscribed() {
+      return subscribed
+    },
+    next(ms, signal) {
+      if (notified || signal.aborted) {
+        notified = false
+        return Promise.resolve()
+      }
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', done)
+          wake = undefined
+          notified = false
+          resolve()
+        }
+        const timer = setTimeout(done, ms)
+        wake = done
+        signal.addEventListener('abort', done, { once: true })
+      })
+    },
+    async stop() {
+      stopped = true
+      clearTimeout(retry)
+      wake?.()
+      await unsubscribe?.().catch(() => {})
+    },
+  }
+}

@@ -1,0 +1,119 @@
+import type { Transaction, TransactionReceipt, Hash } from 'viem'
+import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
+import { isMethodUnavailable } from '../chain/errors.ts'
+import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import type { MinedTransaction } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { TrackingMatch } from '../store/tracking-matches.ts'
+import { paysNative } from './expectation.ts'
+
+/** What one block says about one candidate tracking. */
+export type BlockFinding =
+  | { kind: 'found'; tracking: Tracking; given: MinedTransaction | null; consumer: MinedTransaction | null; match: TrackingMatch }
+  /** The transaction is in the block but could not be read (RPC failed): stored, read again later. */
+  | { kind: 'unresolved'; tracking: Tracking; match: TrackingMatch; error: unknown }
+
+export interface ReceiptSource {
+  /** Receipts of `hashes` in `block`; a receipt the RPC does not have (yet) is missing from the map. */
+  receipts(block: FullBlock, hashes: string[]): Promise<Map<string, TransactionReceipt>>
+}
+
+/**
+ * Receipts for the matched transactions only: one `eth_getBlockReceipts` when several are needed
+ * and the RPC offers it (learned once per chain), else one `eth_getTransactionReceipt` each.
+ */
+export function createReceiptSource(reader: ChainReader, options: { blockReceiptsFrom?: number } = {}): ReceiptSource {
+  const threshold = options.blockReceiptsFrom ?? 4
+  let blockReceipts: 'unknown' | 'supported' | 'unsupported' = 'unknown'
+  const perTransaction = async (hashes: string[]) => {
+    const receipts = await Promise.all(hashes.map((hash) => reader.receipt(hash as Hash)))
+    return new Map(receipts.filter((r): r is TransactionReceipt => r !== null).map((r) => [r.transactionHash.toLowerCase(), r]))
+  }
+  return {
+    async receipts(block, hashes) {
+      if (hashes.length === 0) return new Map()
+      if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)
+      try {
+        const all = await reader.blockReceipts(block.hash)
+        if (all) {
+          blockReceipts = 'supported'
+          const wanted = new Set(hashes)
+          return new Map(all.filter((r) => wanted.has(r.transactionHash.toLowerCase())).map((r) => [r.transactionHash.toLowerCase(), r]))
+        }
+      } catch (error) {
+        if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error
+        blockReceipts = 'unsupported'
+      }
+      return perTransaction(hashes)
+    },
+  }
+}
+
+export interface BlockEvidenceDeps {
+  chain: string
+  evidence: EvidenceReader
+  receipts: ReceiptSource
+}
+
+const key = (sender: string, nonce: bigint | number) => `${sender.toLowerCase()}:${BigInt(nonce)}`
+
+/**
+ * Reads, for each candidate of a block, the transaction that consumed its (sender, nonce) and the
+ * transaction it named, from the block's transactions and the receipts of those alone. A named
+ * transaction replaced by another one is looked up by hash (it may be mined elsewhere, or nowhere).
+ */
+export async function readBlockEvidence(deps: BlockEvidenceDeps, block: FullBlock, candidates: Tracking[]): Promise<BlockFinding[]> {
+  const byHash = new Map<string, Transaction>()
+  const bySenderNonce = new Map<string, Transaction>()
+  for (const tx of block.transactions) {
+    byHash.set(tx.hash.toLowerCase(), tx)
+    bySenderNonce.set(key(tx.from, tx.nonce), tx)
+  }
+  const located = candidates.map((tracking) => {
+    const given = tracking.transaction ? byHash.get(tracking.transaction.toLowerCase()) : undefined
+    let consumer = bySenderNonce.get(key(tracking.sender, tracking.nonce))
+    // A named transaction from another sender is judged on its own (SENDER_MISMATCH).
+    if (given && given.from.toLowerCase() !== tracking.sender.toLowerCase()) consumer = undefined
+    return { tracking, given, consumer }
+  })
+  const needed = new Set<string>()
+  for (const { given, consumer } of located) {
+    if (given) needed.add(given.hash.toLowerCase())
+    if (consumer) needed.add(consumer.hash.toLowerCase())
+  }
+  const receipts = await deps.receipts.receipts(block, [...needed])
+
+  const mined = new Map<string, Promise<MinedTransaction>>()
+  const read = (tx: Transaction, native: boolean): Promise<MinedTransaction> => {
+    const id = `${tx.hash.toLowerCase()}:${native}`
+    let pending = mined.get(id)
+    if (!pending) {
+      const receipt = receipts.get(tx.hash.toLowerCase())
+      pending = receipt
+        ? deps.evidence.fromFetched(tx, receipt, { native })
+        : Promise.reject(new Error(`the RPC has no receipt for ${tx.hash} yet`))
+      mined.set(id, pending)
+    }
+    return pending
+  }
+
+  return Promise.all(located.map(async ({ tracking, given, consumer }): Promise<BlockFinding> => {
+    const judged = (consumer ?? given)!
+    const native = paysNative(tracking)
+    const match: TrackingMatch = {
+      trackingId: tracking.id, chain: deps.chain, blockNumber: block.number, blockHash: block.hash.toLowerCase(),
+      transaction: judged.hash.toLowerCase(), evidence: null, pendingHashes: null,
+    }
+    try {
+      const consumerEvidence = consumer ? await read(consumer, native) : null
+      let givenEvidence: MinedTransaction | null = null
+      if (given) givenEvidence = given === consumer ? consumerEvidence : await read(given, native)
+      else if (tracking.transaction) givenEvidence = await deps.evidence.fromHash(tracking.transaction, { native })
+      match.evidence = { given: givenEvidence, consumer: consumerEvidence }
+      return { kind: 'found', tracking, given: givenEvidence, consumer: consumerEvidence, match }
+    } catch (error) {
+      match.pendingHashes = { given: tracking.transaction, consumer: consumer?.hash.toLowerCase() ?? null }
+      return { kind: 'unresolved', tracking, match, error }
+    }
+  }))
+}

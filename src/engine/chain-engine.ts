@@ -1,0 +1,194 @@
+import type { Common } from '../common.ts'
+import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
+import { NonRetryableChainError } from '../chain/errors.ts'
+import { createFinality } from '../chain/finality.ts'
+import { postgresAdvisoryLock, singleProcessLock } from '../chain/leader-lock.ts'
+import { createEvidenceReader } from '../chain/payment-evidence.ts'
+import type { ChainHandle, ChainRegistry } from '../chain/registry.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { ChainReadiness } from '../http/routes/health.ts'
+import type { TrackingEvents } from '../payments/events.ts'
+import type { DatabaseHandle } from '../store/database.ts'
+import { countPendingTrackings, findPendingTracking } from '../store/tracking-matches.ts'
+import { createReceiptSource } from './block-evidence.ts'
+import { createChainProcessor } from './chain-processor.ts'
+import { createChainRunner, type ChainRunner } from './chain-runner.ts'
+import { createEngineMetrics } from './engine-metrics.ts'
+import { checkNewTracking, type FastPathDeps } from './fast-path.ts'
+import { sweepTimedOut } from './sweeper.ts'
+import { createVerdicts } from './verdicts.ts'
+
+export interface ChainEngineDeps {
+  database: DatabaseHandle
+  chains: ChainRegistry
+  events: TrackingEvents
+  /** Readiness of the chains this node does not follow (another node leads them): an RPC probe. */
+  fallbackReadiness: () => Promise<ChainReadiness[]>
+}
+
+export interface ChainEngineOptions {
+  /** How often timed-out trackings are failed. */
+  sweepIntervalMs?: number
+  /** How often a standby node tries to take a chain's lead (PostgreSQL). */
+  lockRetryMs?: number
+  /** Fast-path checks running at once. */
+  fastPathConcurrency?: number
+}
+
+export interface ChainEngine {
+  start(): Promise<void>
+  stop(): Promise<void>
+  readiness(): Promise<ChainReadiness[]>
+  /** Fails timed-out trackings now; returns how many. */
+  sweep(): Promise<number>
+  /** Follows every chain this node leads up to its RPC's head now (tests, benchmarks). */
+  syncNow(): Promise<void>
+  /** Runs the fast-path check of a tracking now and waits for it (tests). */
+  check(tracking: Tracking): Promise<void>
+  runner(chain: string): ChainRunner | undefined
+}
+
+interface ChainContext {
+  handle: ChainHandle
+  reader: ChainReader
+  runner: ChainRunner
+  fastPath: FastPathDeps
+}
+
+/**
+ * The chain tracking engine: one runner per tracked chain (followed by one node at a time), the
+ * fast path for new trackings, and the time-out sweeper.
+ */
+export function createChainEngine(common: Common, deps: ChainEngineDeps, options: ChainEngineOptions = {}): ChainEngine {
+  const { logger, clock } = common
+  const db = deps.database.db
+  const metrics = createEngineMetrics(common.metrics.registry, {
+    now: clock, chains: deps.chains.all().map((c) => c.config.name), countPending: () => countPendingTrackings(db),
+  })
+  const contexts = new Map<string, ChainContext>()
+
+  for (const handle of deps.chains.all()) {
+    const chain = handle.config
+    const reader = createChainReader(handle.client)
+    const evidence = createEvidenceReader(handle.client)
+    const verdicts = createVerdicts({
+      chain: chain.name, db, events: deps.events, clock, logger, metrics,
+      isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
+    })
+    const lock = deps.database.kind === 'postgres' && deps.database.url
+      ? postgresAdvisoryLock(deps.database.url, chain.name, { retryMs: options.lockRetryMs, logger })
+      : singleProcessLock()
+    let runner: ChainRunner | undefined
+    const processor = createChainProcessor({
+      chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, metrics, logger, clock,
+      holds: (number, hash) => runner?.follower?.holds(number, hash),
+    })
+    runner = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
+    const current = runner
+    contexts.set(chain.name, {
+      handle, reader, runner,
+      fastPath: {
+        chain: chain.name, reader, evidence, verdicts, finality: createFinality(chain, reader, logger),
+        followerHead: () => current.follower?.state.head?.number,
+        exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
+      },
+    })
+  }
+
+  // Fast path: checked at once, retried with backoff while the RPC fails, a few at a time.
+  const concurrency = options.fastPathConcurrency ?? 8
+  let active = 0
+  const waiting: (() => void)[] = []
+  const retries = new Set<NodeJS.Timeout>()
+  let stopped = false
+
+  const withSlot = async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve))
+    active++
+    try {
+      return await work()
+    } finally {
+      active--
+      waiting.shift()?.()
+    }
+  }
+
+  const check = async (tracking: Tracking, attempt = 0): Promise<void> => {
+    const context = contexts.get(tracking.blockchain)
+    if (!context || stopped || tracking.status !== 'pending') return
+    const log = logger.child({ chain: tracking.blockchain, tracking: tracking.id })
+    try {
+      const result = await withSlot(() => checkNewTracking(context.fastPath, tracking))
+      log.debug({ result }, 'new tracking checked')
+    } catch (error) {
+      if (error instanceof NonRetryableChainError) {
+        log.error({ err: error }, 'new tracking could not be checked; the blocks to come will judge it')
+        return
+      }
+      const delay = Math.min(60_000, 1_000 * 2 ** attempt)
+      const age = clock().getTime() - tracking.createdAt.getTime()
+      if (age > common.config.trackingTimeoutSec * 1000) return
+      log.warn({ err: error, retryInMs: delay }, 'new tracking check failed; retrying')
+      const timer = setTimeout(() => {
+        retries.delete(timer)
+        void findPendingTracking(db, tracking.id)
+          .then((fresh) => (fresh ? check(fresh, attempt + 1) : undefined))
+          .catch((err: unknown) => log.warn({ err }, 'could not re-read the tracking for its check'))
+      }, delay)
+      timer.unref()
+      retries.add(timer)
+    }
+  }
+  const onTracked = (tracking: Tracking) => void check(tracking)
+
+  const sweep = () => sweepTimedOut({
+    db, clock, events: deps.events, logger, timeoutSec: common.config.trackingTimeoutSec,
+    onCompleted: (chain) => metrics.completed(chain, 'failed', 'TRACKING_TIMED_OUT'),
+  })
+  let sweeper: NodeJS.Timeout | undefined
+
+  return {
+    async start() {
+      deps.events.on('tracked', onTracked)
+      for (const context of contexts.values()) context.runner.start()
+      const interval = options.sweepIntervalMs ?? Math.min(60_000, common.config.trackingTimeoutSec * 100)
+      sweeper = setInterval(() => {
+        sweep().catch((error: unknown) => logger.warn({ err: error }, 'time-out sweep failed'))
+      }, interval)
+      sweeper.unref()
+    },
+    async stop() {
+      stopped = true
+      deps.events.off('tracked', onTracked)
+      clearInterval(sweeper)
+      for (const timer of retries) clearTimeout(timer)
+      await Promise.all([...contexts.values()].map((context) => context.runner.stop()))
+    },
+    async readiness() {
+      const probed = new Map<string, ChainReadiness>()
+      const needProbe = [...contexts.values()].some((c) => !c.runner.follower?.state.head)
+      if (needProbe) for (const entry of await deps.fallbackReadiness()) probed.set(entry.name, entry)
+      const nowSeconds = clock().getTime() / 1000
+      return [...contexts.values()].map(({ handle, runner }): ChainReadiness => {
+        const name = handle.config.name
+        if (runner.status === 'disabled') return { name, ok: false, error: 'the RPC serves another network' }
+        const state = runner.follower?.state
+        if (!state?.head) return probed.get(name) ?? { name, ok: false, error: 'not probed' }
+        // Ready while the last sync succeeded; an idle chain (no new blocks) is not unhealthy.
+        return {
+          name,
+          ok: state.lastError === undefined,
+          head: state.head.number.toString(),
+          headAgeSeconds: Math.max(0, Math.round(nowSeconds - Number(state.head.timestamp))),
+          ...(state.lastError ? { error: state.lastError } : {}),
+        }
+      })
+    },
+    sweep,
+    async syncNow() {
+      await Promise.all([...contexts.values()].map((context) => context.runner.syncNow()))
+    },
+    check: (tracking) => check(tracking),
+    runner: (chain) => contexts.get(chain)?.runner,
+  }
+}

@@ -1,0 +1,141 @@
+import type { Logger } from 'pino'
+import type { FollowerEvent } from '../chain/block-follower.ts'
+import type { FullBlock } from '../chain/chain-reader.ts'
+import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import { judge, type MinedTransaction } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { Db } from '../store/database.ts'
+import {
+  deleteMatches, deleteMatchesAbove, findBlockCandidates, findMatchedTrackings, saveMatch, type TrackingMatch,
+} from '../store/tracking-matches.ts'
+import { readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
+import type { EngineMetrics } from './engine-metrics.ts'
+import { expectationOf, paysNative } from './expectation.ts'
+import type { Verdicts } from './verdicts.ts'
+
+export interface ChainProcessorDeps {
+  chain: string
+  db: Db
+  evidence: EvidenceReader
+  receipts: ReceiptSource
+  verdicts: Verdicts
+  metrics: EngineMetrics
+  logger: Logger
+  clock: () => Date
+  /** The follower's window: whether `hash` is canonical at `number` (undefined outside the window). */
+  holds(number: bigint, hash: string): boolean | undefined
+}
+
+export interface ChainProcessor {
+  handle(event: FollowerEvent): Promise<void>
+}
+
+/**
+ * Turns the follower's events into judgements. Per block, the work is constant in the number of
+ * pending trackings: one indexed query for the trackings whose (sender, nonce) or hash appear in
+ * the block, receipts for those alone, and one query for the trackings already matched (waiting
+ * for confirmations), which are re-judged from their stored evidence without RPC calls.
+ */
+export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
+  const log = deps.logger.child({ chain: deps.chain })
+  /** The finalized block the matched trackings were last judged with. */
+  let judgedFinalized = -1n
+
+  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>) => {
+    for (const { tracking, match } of await findMatchedTrackings(deps.db, deps.chain)) {
+      if (skip.has(tracking.id)) continue
+      const canonical = deps.holds(match.blockNumber, match.blockHash)
+      if (canonical === false) {
+        // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
+        await deleteMatches(deps.db, [tracking.id])
+        deps.verdicts.searchingAgain(tracking.id)
+        log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
+        continue
+      }
+      let evidence = match.evidence
+      let stored = true
+      if (!evidence) {
+        const read = await reread(tracking, match)
+        if (!read) continue
+        evidence = read
+        match.evidence = evidence
+        match.pendingHashes = null
+        stored = false
+      }
+      const expectation = expectationOf(tracking)
+      const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
+      await deps.verdicts.apply(tracking, expectation, judgement, match, stored)
+    }
+    judgedFinalized = finalized
+  }
+
+  /** A match whose transactions could not be read when found: read them by hash now. */
+  const reread = async (tracking: Tracking, match: TrackingMatch) => {
+    const native = paysNative(tracking)
+    const hashes = match.pendingHashes ?? { given: tracking.transaction, consumer: match.transaction }
+    try {
+      const consumer = hashes.consumer ? await deps.evidence.fromHash(hashes.consumer, { native }) : null
+      if (hashes.consumer && !consumer) return undefined
+      const given: MinedTransaction | null = hashes.given === hashes.consumer
+        ? consumer
+        : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
+      return { given, consumer }
+    } catch (error) {
+      log.warn({ err: error, tracking: tracking.id }, 'matched transaction still unreadable; retrying on the next block')
+      return undefined
+    }
+  }
+
+  const onBlock = async (block: FullBlock, finalized: bigint) => {
+    const started = performance.now()
+    const candidates = await findBlockCandidates(
+      deps.db,
+      deps.chain,
+      block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce) })),
+      block.transactions.map((tx) => tx.hash),
+    )
+    const judgedNow = new Set<string>()
+    if (candidates.length > 0) {
+      const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
+      for (const finding of findings) {
+        judgedNow.add(finding.tracking.id)
+        const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
+        if (finding.kind === 'unresolved') {
+          blockLog.warn({ err: finding.error }, 'payment transaction found but unreadable; retrying on the next block')
+          await saveMatch(deps.db, finding.match, deps.clock())
+          continue
+        }
+        const expectation = expectationOf(finding.tracking)
+        const judgement = judge(expectation, {
+          given: finding.given, consumer: finding.consumer, position: { head: block.number, finalized, canonical: true },
+        })
+        blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
+        await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false)
+      }
+    }
+    await rejudge(block.number, finalized, judgedNow)
+    deps.metrics.blockProcessed(deps.chain, (performance.now() - started) / 1000)
+    deps.metrics.head(deps.chain, block.number, block.timestamp)
+  }
+
+  return {
+    async handle(event) {
+      switch (event.type) {
+        case 'block':
+          return onBlock(event.block, event.finalized)
+        case 'reorg': {
+          const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor)
+          for (const id of dropped) deps.verdicts.searchingAgain(id)
+          deps.metrics.reorg(deps.chain, event.removed.length)
+          if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
+          return
+        }
+        case 'finalize':
+          deps.metrics.finalized(deps.chain, event.finalized)
+          // Blocks already carried this finalized number, unless none arrived since it advanced.
+          if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set())
+          return
+      }
+    },
+  }
+}

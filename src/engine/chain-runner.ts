@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Logger } from 'pino'
+import { createBlockFollower, type BlockFollower, type FollowerSink } from '../chain/block-follower.ts'
+import type { ChainReader } from '../chain/chain-reader.ts'
+import { createHeadSignal } from '../chain/head-signal.ts'
+import type { LeaderLock } from '../chain/leader-lock.ts'
+import type { ChainConfig } from '../config/chains.ts'
+import type { Db } from '../store/database.ts'
+
+export type RunnerStatus = 'standby' | 'verifying' | 'following' | 'disabled' | 'stopped'
+
+export interface ChainRunner {
+  readonly chain: ChainConfig
+  readonly status: RunnerStatus
+  /** The follower while this node follows the chain. */
+  readonly follower: BlockFollower | undefined
+  /** Runs `work` between two follower events (the fast path's final write). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>
+  start(): void
+  stop(): Promise<void>
+  /** Follows up to the RPC's head now (tests, benchmarks); false when this node does not follow. */
+  syncNow(): Promise<boolean>
+}
+
+export interface ChainRunnerDeps {
+  chain: ChainConfig
+  db: Db
+  reader: ChainReader
+  lock: LeaderLock
+  logger: Logger
+  /** Handles the follower's events (called inside `exclusive`). */
+  sink: FollowerSink
+  /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
+  backstopMs?: number
+  /** Longest pause after failures (RPC down, database down), growing from 250 ms. */
+  maxBackoffMs?: number
+}
+
+/**
+ * One chain on this node: waits for the chain's leadership (one node follows a chain at a time),
+ * checks that the RPC serves the configured network, then follows it until stopped or until the
+ * lead is lost. Failures never end the loop: they are logged and retried with backoff.
+ */
+export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
+  const { chain, logger } = deps
+  const log = logger.child({ chain: chain.name })
+  const stopController = new AbortController()
+  const maxBackoffMs = deps.maxBackoffMs ?? 30_000
+  let status: RunnerStatus = 'standby'
+  let follower: BlockFollower | undefined
+  let loop: Promise<void> | undefined
+  let queue: Promise<unknown> = Promise.resolve()
+
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work)
+    queue = next.catch(() => {})
+    return next
+  }
+
+  const pause = (ms: number, signal: AbortSignal) => sleep(ms, undefined, { signal }).catch(() => {})
+
+  /** True when the RPC serves the configured chain; false (chain disabled) when it serves another. */
+  const verify = async (signal: AbortSignal): Promise<boolean> => {
+    let backoff = 250
+    while (!signal.aborted) {
+      try {
+        const actual = await deps.reader.chainId()
+        if (actual === chain.chainId) return true
+        log.error({ expected: chain.chainId, actual }, 'RPC serves another network: chain not followed')
+        return false
+      } catch (error) {
+        log.warn({ err: error }, 'could not read eth_chainId; retrying')
+        await pause(backoff, signal)
+        backoff = Math.min(maxBackoffMs, backoff * 2)
+      }
+    }
+    return false
+  }
+
+  const follow = async (signal: AbortSignal) => {
+    const current = createBlockFollower({
+      chain, reader: deps.reader, db: deps.db, logger,
+      sink: (event) => exclusive(() => deps.sink(event)),
+    })
+    follower = current
+    const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })
+    const backstopMs = deps.backstopMs ?? Math.max(chain.pollingIntervalMs * 4, 10_000)
+    let backoff = 0
+    try {
+      while (!signal.aborted) {
+        try {
+          const reached = await current.sync()
+          backoff = 0
+          if (!reached) continue
+        } catch (error) {
+          backoff = Math.min(maxBackoffMs, Math.max(250, backoff * 2))
+          current.state.lastError = error instanceof Error ? error.message.split('\n')[0] : String(error)
+          log.warn({ err: error, block: current.state.head?.number, retryInMs: backoff }, 'chain sync failed; retrying')
+          await pause(backoff, signal)
+          continue
+        }
+        await heads.next(heads.subscribed ? backstopMs : chain.pollingIntervalMs, signal)
+      }
+    } finally {
+      await heads.stop()
+      follower = undefined
+    }
+  }
+
+  const run = async () => {
+    const stop = stopController.signal
+    while (!stop.aborted) {
+      status = 'standby'
+      const lead = await deps.lock.acquire(stop)
+      if (!lead) break
+      const signal = AbortSignal.any([stop, lead.lost])
+      try {
+        status = 'verifying'
+        if (!(await verify(signal))) {
+          if (signal.aborted) continue
+          status = 'disabled'
+          return
+        }
+        status = 'following'
+        log.info('following the chain')
+        await follow(signal)
+        if (lead.lost.aborted && !stop.aborted) log.warn('lost the chain lead; waiting to take it again')
+      } catch (error) {
+        log.error({ err: error }, 'chain runner failed; restarting')
+        await pause(1_000, stop)
+      } finally {
+        await deps.lock.release()
+      }
+    }
+  }
+
+  return {
+    chain,
+    get status() {
+      return status
+    },
+    get follower() {
+      return follower
+    },
+    exclusive,
+    start() {
+      loop ??= run().finally(() => {
+        if (status !== 'disabled') status = 'stopped'
+      })
+    },
+    async stop() {
+      stopController.abort()
+      await loop
+      await queue
+    },
+    async syncNow() {
+      const current = follower
+      if (!current) return false
+      while (!(await current.sync())) { /* catching up */ }
+      return true
+    },
+  }
+}

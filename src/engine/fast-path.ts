@@ -1,0 +1,70 @@
+import type { Address, Hash } from 'viem'
+import type { ChainReader } from '../chain/chain-reader.ts'
+import { RetryableChainError } from '../chain/errors.ts'
+import type { Finality } from '../chain/finality.ts'
+import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import { judge, type MinedTransaction } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { TrackingMatch } from '../store/tracking-matches.ts'
+import { expectationOf, paysNative } from './expectation.ts'
+import { locateConsumer, type LocateOptions } from './locate-consumer.ts'
+import type { Verdicts } from './verdicts.ts'
+
+export interface FastPathDeps {
+  chain: string
+  reader: ChainReader
+  evidence: EvidenceReader
+  finality: Finality
+  verdicts: Verdicts
+  /** The newest block this node's follower processed, when it follows the chain. */
+  followerHead(): bigint | undefined
+  /** Runs the final step in turn with the follower's block handling, when this node follows the chain. */
+  exclusive<T>(work: () => Promise<T>): Promise<T>
+  locate?: LocateOptions
+}
+
+export type FastPathResult = 'judged' | 'waiting'
+
+/**
+ * Checks a tracking as soon as it is created (or gets its transaction), without waiting for the
+ * next block, so that a payment mined before it was registered is still found: a named transaction
+ * is read by hash; otherwise (or when it was replaced) the sender's transaction count says whether
+ * the nonce was consumed, and if so where (see locate-consumer.ts). Nothing mined yet: the blocks
+ * to come will find it. RPC failures throw (retryable): the caller tries again later.
+ */
+export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
+  const head = await deps.reader.header('latest')
+  if (!head) throw new RetryableChainError('the RPC returned no latest block')
+  const followed = deps.followerHead()
+  // A lagging RPC (after a failover) could say "not mined yet" about a block already processed.
+  if (followed !== undefined && head.number < followed) {
+    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
+  }
+  const native = paysNative(tracking)
+  const sender = tracking.sender.toLowerCase()
+  const given = tracking.transaction ? await deps.evidence.fromHash(tracking.transaction, { native }) : null
+  let consumer: MinedTransaction | null = null
+  if (given && given.from === sender && given.nonce === tracking.nonce) {
+    consumer = given
+  } else if (!given) {
+    // A trace, or a named transaction that is not mined (yet, or ever: replaced).
+    const located = await locateConsumer(deps.reader, sender as Address, tracking.nonce, tracking.afterBlock, head.number, deps.locate)
+    if (located) {
+      const receipt = await deps.reader.receipt(located.tx.hash as Hash)
+      if (!receipt) throw new RetryableChainError(`the RPC has no receipt for ${located.tx.hash} yet`)
+      consumer = await deps.evidence.fromFetched(located.tx, receipt, { native })
+    }
+  }
+  const judged = consumer ?? given
+  if (!judged) return 'waiting'
+
+  const finalized = (await deps.finality.at(head.number)) ?? 0n
+  const expectation = expectationOf(tracking)
+  const judgement = judge(expectation, { given, consumer, position: { head: head.number, finalized, canonical: true } })
+  const match: TrackingMatch = {
+    trackingId: tracking.id, chain: deps.chain, blockNumber: judged.blockNumber, blockHash: judged.blockHash,
+    transaction: judged.hash, evidence: { given, consumer }, pendingHashes: null,
+  }
+  await deps.exclusive(() => deps.verdicts.apply(tracking, expectation, judgement, match, false))
+  return 'judged'
+}

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino'
+import type { Clock } from '../common.ts'
+import { recordedTransaction, type Expectation, type Judgement } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { TrackingEvents } from '../payments/events.ts'
+import { completeTracking, type Completion } from '../store/complete-tracking.ts'
+import type { Db } from '../store/database.ts'
+import { deleteMatches, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
+import type { EngineMetrics } from './engine-metrics.ts'
+
+export interface VerdictDeps {
+  chain: string
+  db: Db
+  events: TrackingEvents
+  clock: Clock
+  logger: Logger
+  metrics: EngineMetrics
+  /**
+   * Asks the RPC whether `hash` is still the canonical block at `number`, right before a final
+   * write (the window may be a block behind the RPC, or the RPC may have failed over).
+   */
+  isCanonical(number: bigint, hash: string): Promise<boolean>
+}
+
+export interface Verdicts {
+  /**
+   * Acts on a judgement: pending → remember the match (re-judged on each block) and publish
+   * progress when it changed; success/failed → one transaction with the delivery row, then the
+   * `completed` event. `match` is where the judged transaction was found (null: nothing found).
+   */
+  apply(tracking: Tracking, expectation: Expectation, judgement: Judgement, match: TrackingMatch | null, stored: boolean): Promise<void>
+  /** The tracking's match was dropped (reorg): it is searched for again; progress falls back to 0. */
+  searchingAgain(trackingId: string): void
+  /** Publishes progress for `tracking` when it differs from the last one published. */
+  progress(tracking: Tracking, required: number, passed: number): void
+  forget(trackingId: string): void
+}
+
+export function createVerdicts(deps: VerdictDeps): Verdicts {
+  /** Last progress published per matched tracking, so only changes are published. */
+  const published = new Map<string, { tracking: Tracking; required: number; passed: number }>()
+
+  const progress = (tracking: Tracking, required: number, passed: number) => {
+    const last = published.get(tracking.id)
+    if (last && last.required === required && last.passed === passed) return
+    published.set(tracking.id, { tracking, required, passed })
+    deps.events.emit('progress', { tracking, required, passed })
+  }
+
+  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null) => {
+    const log = deps.logger.child({ chain: deps.chain, tracking: tracking.id, block: match?.blockNumber })
+    if (match && !(await deps.isCanonical(match.blockNumber, match.blockHash))) {
+      // The block was reorganized away after the window last saw it: the follower will notice
+      // and the tracking is searched for again.
+      log.info('inclusion block no longer canonical: not completing yet')
+      return
+    }
+    const done = await completeTracking(deps.db, tracking.id, completion, deps.clock())
+    published.delete(tracking.id)
+    if (match) await deleteMatches(deps.db, [tracking.id])
+    if (!done) return
+    deps.metrics.completed(deps.chain, done.status, done.failedReason)
+    log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
+    deps.events.emit('completed', done)
+  }
+
+  return {
+    progress,
+    forget: (trackingId) => void published.delete(trackingId),
+    searchingAgain(trackingId) {
+      const last = published.get(trackingId)
+      if (last && last.passed !== 0) progress(last.tracking, last.required, 0)
+    },
+    async apply(tracking, expectation, judgement, match, stored) {
+      const transaction = recordedTransaction(expectation, judgement)
+      switch (judgement.status) {
+        case 'pending':
+          if (match && !stored) await saveMatch(deps.db, match, deps.clock())
+          if (match) progress(tracking, judgement.confirmations.required, judgement.confirmations.passed)
+          return
+        case 'success':
+          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction }, match)
+        case 'failed':
+          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match)
+      }
+    },
+  }
+}

@@ -1,0 +1,133 @@
+import { sql } from 'kysely'
+import type { MinedTransaction } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { Db } from './database.ts'
+import { rowToTracking, type TrackingRow } from './trackings.ts'
+
+/**
+ * A pending tracking whose transaction was found. `evidence` is what the judge needs to re-judge it
+ * on every new block without asking the RPC again; null while it could not be read (the RPC
+ * failed): then the hashes are read again on the next block.
+ */
+export interface TrackingMatch {
+  trackingId: string
+  chain: string
+  blockNumber: bigint
+  blockHash: string
+  /** The judged transaction (the consumer of the nonce, else the given one). */
+  transaction: string
+  evidence: { given: MinedTransaction | null; consumer: MinedTransaction | null } | null
+  /** When `evidence` is null: the hashes to read again. */
+  pendingHashes: { given: string | null; consumer: string | null } | null
+}
+
+/** bigints survive the jsonb round trip as {"$n": "decimal"}. */
+const encode = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $n: v.toString() } : v))
+const decode = (value: unknown): unknown =>
+  JSON.parse(typeof value === 'string' ? value : JSON.stringify(value), (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && typeof (v as { $n?: unknown }).$n === 'string' && Object.keys(v).length === 1
+      ? BigInt((v as { $n: string }).$n)
+      : v,
+  )
+
+/**
+ * The pending trackings of `chain` whose (sender, nonce) or transaction hash appear in a block:
+ * one statement, each side answered by a partial index (trackings_pending_sender_nonce,
+ * trackings_pending_transaction), so its cost follows the block's size, not the number of
+ * pending trackings.
+ */
+export async function findBlockCandidates(
+  db: Db,
+  chain: string,
+  pairs: { sender: string; nonce: bigint }[],
+  hashes: string[],
+): Promise<Tracking[]> {
+  if (pairs.length === 0 && hashes.length === 0) return []
+  const senders = pairs.map((p) => p.sender.toLowerCase())
+  const nonces = pairs.map((p) => p.nonce.toString())
+  const result = await sql<TrackingRow>`
+    SELECT t.* FROM unnest(${senders}::text[], ${nonces}::numeric[]) AS b(sender, nonce)
+      JOIN trackings t ON t.blockchain = ${chain} AND t.sender = b.sender AND t.nonce = b.nonce AND t.status = 'pending'
+    UNION ALL
+    SELECT t.* FROM trackings t
+      WHERE t.blockchain = ${chain} AND t.status = 'pending' AND t.transaction IS NOT NULL
+        AND t.transaction = ANY(${hashes.map((h) => h.toLowerCase())}::text[])`.execute(db)
+  const byId = new Map<string, Tracking>()
+  for (const row of result.rows) if (!byId.has(row.id)) byId.set(row.id, rowToTracking(row))
+  return [...byId.values()]
+}
+
+/** The still-pending trackings of `chain` with a found transaction, and their matches. */
+export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tracking: Tracking; match: TrackingMatch }[]> {
+  const rows = await db.selectFrom('tracking_matches as m')
+    .innerJoin('trackings as t', 't.id', 'm.tracking_id')
+    .selectAll('t')
+    .select(['m.chain as m_chain', 'm.block_number as m_block_number', 'm.block_hash as m_block_hash', 'm.transaction as m_transaction', 'm.evidence as m_evidence'])
+    .where('m.chain', '=', chain)
+    .where('t.status', '=', 'pending')
+    .orderBy('m.block_number')
+    .execute()
+  return rows.map((row) => {
+    const stored = decode(row.m_evidence) as { given?: MinedTransaction | null; consumer?: MinedTransaction | null; pendingHashes?: TrackingMatch['pendingHashes'] }
+    return {
+      tracking: rowToTracking(row),
+      match: {
+        trackingId: row.id,
+        chain: row.m_chain,
+        blockNumber: BigInt(row.m_block_number),
+        blockHash: row.m_block_hash,
+        transaction: row.m_transaction,
+        evidence: stored.pendingHashes ? null : { given: stored.given ?? null, consumer: stored.consumer ?? null },
+        pendingHashes: stored.pendingHashes ?? null,
+      },
+    }
+  })
+}
+
+export async function saveMatch(db: Db, match: TrackingMatch, now: Date): Promise<void> {
+  const evidence = encode(match.evidence ?? { pendingHashes: match.pendingHashes })
+  await db.insertInto('tracking_matches')
+    .values({
+      tracking_id: match.trackingId, chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash,
+      transaction: match.transaction, evidence, created_at: now,
+    })
+    .onConflict((oc) => oc.column('tracking_id').doUpdateSet({
+      chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash, transaction: match.transaction, evidence,
+    }))
+    .execute()
+}
+
+export async function deleteMatches(db: Db, trackingIds: string[]): Promise<void> {
+  if (trackingIds.length === 0) return
+  await db.deleteFrom('tracking_matches').where('tracking_id', 'in', trackingIds).execute()
+}
+
+/** A reorg dropped the blocks above `number`: their trackings are searched for again. Returns their ids. */
+export async function deleteMatchesAbove(db: Db, chain: string, number: bigint): Promise<string[]> {
+  const rows = await db.deleteFrom('tracking_matches')
+    .where('chain', '=', chain).where('block_number', '>', number.toString())
+    .returning('tracking_id').execute()
+  return rows.map((row) => row.tracking_id)
+}
+
+/** Pending trackings created before `cutoff` (the sweeper's time-outs), oldest first. */
+export async function findExpiredTrackings(db: Db, cutoff: Date, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('trackings').select('id')
+    .where('status', '=', 'pending').where('created_at', '<', cutoff)
+    .orderBy('created_at').limit(limit).execute()
+  return rows.map((row) => row.id)
+}
+
+/** A tracking by id while it is still pending (the fast path's retries re-read it). */
+export async function findPendingTracking(db: Db, id: string): Promise<Tracking | undefined> {
+  const row = await db.selectFrom('trackings').selectAll().where('id', '=', id).where('status', '=', 'pending').executeTakeFirst()
+  return row && rowToTracking(row)
+}
+
+/** Pending trackings per chain (the metrics gauge, counted when scraped). */
+export async function countPendingTrackings(db: Db): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('trackings').select(['blockchain', db.fn.countAll<string>().as('count')])
+    .where('status', '=', 'pending').groupBy('blockchain').execute()
+  return new Map(rows.map((row) => [row.blockchain, Number(row.count)]))
+}
