@@ -11,7 +11,8 @@ import type { TrackingEvents } from '../payments/events.ts'
 import type { Db } from '../store/database.ts'
 import { apiVersionOf } from './api-version.ts'
 import type { ApiKeyAuth } from './auth.ts'
-import { installErrorHandling } from './error-handler.ts'
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
+import { installJsonBodyParser, installUrlGuard } from './input-guard.ts'
 import type { RateLimits } from './rate-limit.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { healthRoutes, type ChainReadiness } from './routes/health.ts'
@@ -46,11 +47,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 500 },
     ajv: { customOptions: { allErrors: true, coerceTypes: false } },
+    // Malformed URLs and over-long path parameters are answered before routing: as problems too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   })
   installErrorHandling(app)
   // JSON only: every other content type is a 415.
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, app.getDefaultJsonParser('error', 'error'))
+  installJsonBodyParser(app, BODY_LIMIT)
+  installUrlGuard(app)
   installHttpMetrics(app, deps.common)
 
   await app.register(swagger, {

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { HttpProblem, problemBody } from './problem.ts'
 
 export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
@@ -14,6 +15,7 @@ const fastifyCodes: Record<string, [number, string, string]> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'MALFORMED_JSON', 'the body is empty; send a JSON object'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'MALFORMED_JSON', 'the body is not valid JSON'],
   FST_ERR_BAD_URL: [400, 'BAD_URL', 'the URL is malformed'],
+  FST_ERR_MAX_PARAM_LENGTH: [414, 'URI_TOO_LONG', 'a path parameter is longer than 500 characters'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'BAD_REQUEST', 'the request cannot be routed'],
 }
 
@@ -42,4 +44,24 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, new HttpProblem(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
   )
+}
+
+/** Errors Fastify raises before routing (malformed URL, over-long parameter): the same problem bodies. */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const known = fastifyCodes[error.code]
+  void sendProblem(reply, known ? new HttpProblem(known[0], known[1], known[2]) : new HttpProblem(400, 'BAD_REQUEST', 'the request cannot be routed'))
+}
+
+/** Requests Node's HTTP parser refuses (bad framing, headers too large): a problem, then the connection closes. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+  const status = tooLarge ? 431 : 400
+  const body = JSON.stringify(problemBody(new HttpProblem(status, tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
+    tooLarge ? 'the request headers are too large' : 'the HTTP request is malformed')))
+  socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nconnection: close\r\n` +
+    `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
 }
