@@ -1,3 +1,4 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { getAddress, isAddress, type Address } from 'viem'
@@ -41,7 +42,10 @@ type Source = Record<string, unknown>
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const file = env.PAYWATCH_CONFIG ? readConfigFile(env.PAYWATCH_CONFIG) : {}
+  /** Settings of the config file that something read: any other key is a typo, refused below. */
+  const fileKeys = new Set(['chains'])
   const pick = (envName: string, key: string): { name: string; value: unknown } | undefined => {
+    fileKeys.add(key)
     const fromEnv = env[envName]
     if (fromEnv !== undefined && fromEnv !== '') return { name: envName, value: fromEnv }
     if (file[key] !== undefined && file[key] !== null) return { name: `${key} (config file)`, value: file[key] }
@@ -50,7 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const int = (envName: string, key: string, fallback: number, min: number, max: number): number => {
     const got = pick(envName, key)
     if (!got) return fallback
-    const n = typeof got.value === 'number' ? got.value : Number(String(got.value).trim())
+    const text = String(got.value).trim()
+    // Digits only: Number() would also take "0x10", "1e3" or "" for numbers.
+    const n = typeof got.value === 'number' ? got.value : /^-?\d{1,16}$/.test(text) ? Number(text) : NaN
     if (!Number.isInteger(n) || n < min || n > max) {
       throw new ConfigError(`${got.name} must be an integer from ${min} to ${max}, got ${JSON.stringify(got.value)}`)
     }
@@ -78,16 +84,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const redisUrl = str('REDIS_URL', 'redisUrl')
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must be a redis:// URL')
-  const signingKey = str('PAYWATCH_SIGNING_KEY', 'signingKey')
-  if (signingKey !== null && !signingKey.includes('-----BEGIN PRIVATE KEY-----')) {
-    throw new ConfigError('PAYWATCH_SIGNING_KEY must be a PEM-encoded PKCS#8 private key')
-  }
+  const signingKey = signingKeyPem(str('PAYWATCH_SIGNING_KEY', 'signingKey'))
   const logLevel = str('LOG_LEVEL', 'logLevel') ?? 'info'
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`)
   }
 
-  return {
+  const config: Config = {
     port: int('PORT', 'port', 3000, 0, 65535),
     host: str('HOST', 'host') ?? '127.0.0.1',
     databaseUrl,
@@ -107,6 +110,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     chains: loadChains(env, file.chains),
   }
+  const unknown = Object.keys(file).filter((key) => !fileKeys.has(key))
+  if (unknown.length > 0) throw new ConfigError(`${unknown[0]} (config file) is not a Paywatch setting`)
+  return config
+}
+
+/** A PEM private key; `\n` escapes are accepted because a PEM is often put on one line of an env file. */
+function signingKeyPem(value: string | null): string | null {
+  if (value === null) return null
+  const pem = value.includes('\\n') ? value.replace(/\\n/g, '\n') : value
+  let key: KeyObject
+  try {
+    key = createPrivateKey(pem)
+  } catch {
+    throw new ConfigError('PAYWATCH_SIGNING_KEY must be a PEM-encoded PKCS#8 RSA private key')
+  }
+  if (key.asymmetricKeyType !== 'rsa') throw new ConfigError('PAYWATCH_SIGNING_KEY must be an RSA private key')
+  return pem
 }
 
 function readConfigFile(path: string): Source {
@@ -138,12 +158,20 @@ function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, C
       chains[name] = mergeChain(name, chains[name], raw)
     }
   }
+  const envNames = new Set<string>()
   for (const name of Object.keys(chains)) {
     const envName = `PAYWATCH_RPC_${name.toUpperCase().replace(/-/g, '_')}`
+    envNames.add(envName)
     const value = env[envName]
     if (value !== undefined && value.trim() !== '') {
       chains[name]!.rpc = value.split(',').map((url) => url.trim()).filter(Boolean).map((url) => rpcUrl(envName, url))
     }
+  }
+  // A misspelt chain would otherwise be silently untracked.
+  const stray = Object.keys(env).find((key) => key.startsWith('PAYWATCH_RPC_') && !envNames.has(key) && env[key]?.trim())
+  if (stray) {
+    throw new ConfigError(`${stray}: no chain named ${stray.slice(13).toLowerCase().replace(/_/g, '-')}; known chains: ` +
+      `${Object.keys(chains).join(', ')} (add others in the config file's chains)`)
   }
   return chains
 }
@@ -151,7 +179,9 @@ function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, C
 function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): ChainConfig {
   const where = `chains.${name} (config file)`
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${where} must be an object`)
-  const o = raw as Source
+  // Records which fields are read, so that a misspelt field is refused at the end instead of ignored.
+  const read = new Set<string>()
+  const o = new Proxy(raw as Source, { get: (target, key) => (typeof key === 'string' && read.add(key), target[key as string]) })
   if (!base && typeof o.chainId !== 'number') throw new ConfigError(`${where}.chainId is required for a chain that is not built in`)
   const chain: ChainConfig = base
     ? { ...base }
@@ -201,6 +231,8 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
   if (o.finalityDepth !== undefined) chain.finalityDepth = o.finalityDepth === null ? null : num('finalityDepth', 0, 100_000)!
   chain.pollingIntervalMs = num('pollingIntervalMs', 10, 600_000) ?? chain.pollingIntervalMs
   chain.rpcTimeoutMs = num('rpcTimeoutMs', 50, 600_000) ?? chain.rpcTimeoutMs
+  const unknown = Object.keys(raw).find((key) => !read.has(key))
+  if (unknown !== undefined) throw new ConfigError(`${where}.${unknown} is not a chain setting`)
   return chain
 }
 
