@@ -1,4 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { RateLimitConfig } from '../config/config.ts'
 import { HttpProblem } from './problem.ts'
@@ -14,9 +15,13 @@ export interface RateDecision {
  * live in memory, or in Redis when several nodes serve the same keys.
  */
 export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
+  // While Redis is unreachable each node counts on its own (the insurance limiter) rather than failing requests.
   const make = (points: number, duration: number, prefix: string): RateLimiterAbstract =>
     redis
-      ? new RateLimiterRedis({ storeClient: redis, points, duration, keyPrefix: `paywatch:${prefix}`, useRedisPackage: false })
+      ? new RateLimiterRedis({
+          storeClient: redis, points, duration, keyPrefix: `paywatch:${prefix}`, useRedisPackage: false,
+          rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration, keyPrefix: prefix }),
+        })
       : new RateLimiterMemory({ points, duration, keyPrefix: prefix })
   const perSecond = make(config.rps, 1, 'rps')
   const perDay = make(config.daily, 86_400, 'daily')
@@ -63,36 +68,61 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
 
 export type RateLimits = ReturnType<typeof createRateLimits>
 
-/** Requests in flight per key; in Redis the counter expires so a crashed node cannot hold slots forever. */
+/** A parallel slot is counted for at most this long, so slots held by a crashed node free themselves. */
+const SLOT_TTL_MS = 60_000
+
+/**
+ * Requests in flight per key. In Redis each request is a member of a sorted set scored by its expiry:
+ * a crashed node's members lapse after SLOT_TTL_MS even while the key stays busy. When Redis is not
+ * reachable the node counts its own requests.
+ */
 function createInFlightCounter(limit: number, redis?: Redis) {
   const local = new Map<string, number>()
+  const acquireLocal = (key: string): (() => void) | undefined => {
+    const count = local.get(key) ?? 0
+    if (count >= limit) return undefined
+    local.set(key, count + 1)
+    return once(() => {
+      const left = (local.get(key) ?? 1) - 1
+      if (left <= 0) local.delete(key)
+      else local.set(key, left)
+    })
+  }
+  const acquireShared = async (redis: Redis, key: string): Promise<(() => void) | undefined> => {
+    const redisKey = `paywatch:inflight:${key}`
+    const member = randomUUID()
+    const now = Date.now()
+    const replies = await redis.multi()
+      .zremrangebyscore(redisKey, '-inf', now)
+      .zadd(redisKey, now + SLOT_TTL_MS, member)
+      .zcard(redisKey)
+      .pexpire(redisKey, SLOT_TTL_MS)
+      .exec()
+    const count = Number(replies?.[2]?.[1] ?? 0)
+    const release = once(() => void redis.zrem(redisKey, member).catch(() => {}))
+    if (count > limit) {
+      release()
+      return undefined
+    }
+    return release
+  }
   return {
     async acquire(key: string): Promise<(() => void) | undefined> {
-      if (redis) {
-        const redisKey = `paywatch:inflight:${key}`
-        const [[, count]] = (await redis.multi().incr(redisKey).expire(redisKey, 60).exec()) as [[unknown, number]]
-        if (count > limit) {
-          await redis.decr(redisKey)
-          return undefined
-        }
-        let released = false
-        return () => {
-          if (released) return
-          released = true
-          redis.decr(redisKey).catch(() => {})
-        }
-      }
-      const count = local.get(key) ?? 0
-      if (count >= limit) return undefined
-      local.set(key, count + 1)
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        const left = (local.get(key) ?? 1) - 1
-        if (left <= 0) local.delete(key)
-        else local.set(key, left)
+      if (!redis || redis.status !== 'ready') return acquireLocal(key)
+      try {
+        return await acquireShared(redis, key)
+      } catch {
+        return acquireLocal(key)
       }
     },
+  }
+}
+
+function once(fn: () => void): () => void {
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    fn()
   }
 }
