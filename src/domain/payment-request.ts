@@ -80,7 +80,8 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     shop: read.string('shop', { pattern: /^[A-Za-z0-9.-]{1,255}$/, hint: 'a shop host name' })?.toLowerCase() ?? null,
     shopifyPaymentId: read.string('shopify_payment_id', { pattern: /^.{1,128}$/s, hint: 'a Shopify payment id' }),
   }
-  const confirmations = read.integer('confirmations', 1, MAX_CONFIRMATIONS, earlier)
+  // Required in the earlier form, except with `finalized`, which takes none.
+  const confirmations = read.integer('confirmations', 1, MAX_CONFIRMATIONS, earlier && value.commitment !== 'finalized')
   if (value.commitment === 'finalized' && b.confirmations !== undefined && b.confirmations !== null) {
     errors.add('confirmations', 'cannot be set when commitment is "finalized"')
   } else if (confirmations !== null) {
