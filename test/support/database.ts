@@ -1,18 +1,25 @@
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import pg from 'pg'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { migrate } from '../../src/store/migrate.ts'
+import { seedEmbeddedDataDir } from './pglite-template.ts'
 
 /** The PostgreSQL server under test (DATABASE_URL), or null for the embedded database. */
 export const testDatabaseUrl: string | null = process.env.DATABASE_URL || null
 
 /**
  * A fresh, migrated database for one test file: a new database on the PostgreSQL server named by
- * DATABASE_URL (dropped again by `close`), else an in-memory PGlite.
+ * DATABASE_URL (dropped again by `close`), else an embedded PGlite in a temporary folder.
  */
 export async function createTestDatabase(): Promise<DatabaseHandle & { url: string | null }> {
   const url = await createFreshDatabaseUrl()
-  const handle = await openDatabase({ databaseUrl: url, dataDir: 'memory://' })
+  // Embedded: a temporary folder seeded with an initialised cluster (no initdb per test file).
+  const dataDir = url ? 'memory://' : mkdtempSync(join(tmpdir(), 'paywatch-db-'))
+  if (!url) await seedEmbeddedDataDir(dataDir)
+  const handle = await openDatabase({ databaseUrl: url, dataDir })
   await migrate(handle.db)
   return {
     ...handle,
@@ -20,6 +27,7 @@ export async function createTestDatabase(): Promise<DatabaseHandle & { url: stri
     async close() {
       await handle.close()
       if (url) await dropDatabase(url)
+      else rmSync(dataDir, { recursive: true, force: true })
     },
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
@@ -6,6 +6,7 @@ import pino from 'pino'
 import { loadConfig, type Config } from '../../src/config/config.ts'
 import { createService, type Service, type ServiceOptions } from '../../src/service.ts'
 import { dropDatabase, createFreshDatabaseUrl } from './database.ts'
+import { seedEmbeddedDataDir } from './pglite-template.ts'
 
 export const ADMIN_TOKEN = 'test-admin-token'
 
@@ -46,6 +47,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     await import('node:fs/promises').then((fs) => fs.writeFile(file, JSON.stringify({ chains: options.chains })))
     env.PAYWATCH_CONFIG = file
   }
+  if (!databaseUrl && env.PAYWATCH_DATA_DIR === dataDir) await seedEmbeddedDataDir(dataDir)
   const config = loadConfig(env)
   const service = await createService(config, { logger: pino({ level: config.logLevel }), ...options })
   const close = service.close
@@ -54,6 +56,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     async close() {
       await close()
       if (databaseUrl) await dropDatabase(databaseUrl)
+      rmSync(dataDir, { recursive: true, force: true })
     },
     async newAccount(name = 'test account') {
       const account = await test.admin({ method: 'POST', url: '/admin/accounts', payload: { name } })
