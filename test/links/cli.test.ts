@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -12,19 +12,21 @@ import { openDatabase } from '../../src/store/database.ts'
 import { listLinks } from '../../src/store/links.ts'
 import { migrate } from '../../src/store/migrate.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
+import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 
 let config: Config
 let databaseUrl: string | null
 
 before(async () => {
   databaseUrl = await createFreshDatabaseUrl()
-  config = loadConfig({
-    PAYWATCH_DATA_DIR: mkdtempSync(join(tmpdir(), 'paywatch-cli-')),
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-  })
+  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-cli-'))
+  // An initialised embedded cluster: each command opens it without an initdb.
+  if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
+  config = loadConfig({ PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
 })
 after(async () => {
   if (databaseUrl) await dropDatabase(databaseUrl)
+  rmSync(config.dataDir, { recursive: true, force: true })
 })
 
 /** Runs `paywatch <args>` in process; answers what it printed, parsed. */
