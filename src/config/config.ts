@@ -177,12 +177,12 @@ function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, C
 }
 
 function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): ChainConfig {
-  const where = `chains.${name} (config file)`
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${where} must be an object`)
+  const where = `chains.${name}`
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${where} (config file) must be an object`)
   // Records which fields are read, so that a misspelt field is refused at the end instead of ignored.
   const read = new Set<string>()
   const o = new Proxy(raw as Source, { get: (target, key) => (typeof key === 'string' && read.add(key), target[key as string]) })
-  if (!base && typeof o.chainId !== 'number') throw new ConfigError(`${where}.chainId is required for a chain that is not built in`)
+  if (!base && typeof o.chainId !== 'number') throw new ConfigError(`${where}.chainId (config file) is required for a chain that is not built in`)
   const chain: ChainConfig = base
     ? { ...base }
     : {
@@ -194,29 +194,29 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
     const v = o[key]
     if (v === undefined) return undefined
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      throw new ConfigError(`${where}.${key} must be an integer from ${min} to ${max}`)
+      throw new ConfigError(`${where}.${key} (config file) must be an integer from ${min} to ${max}`)
     }
     return v
   }
   const text = (key: string): string | undefined => {
     const v = o[key]
     if (v === undefined) return undefined
-    if (typeof v !== 'string' || v === '') throw new ConfigError(`${where}.${key} must be a non-empty string`)
+    if (typeof v !== 'string' || v === '') throw new ConfigError(`${where}.${key} (config file) must be a non-empty string`)
     return v
   }
   const address = (key: string, v: unknown): Address => {
-    if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw new ConfigError(`${where}.${key} must hold addresses`)
+    if (typeof v !== 'string' || !isAddress(v, { strict: false })) throw new ConfigError(`${where}.${key} (config file) must hold addresses`)
     return getAddress(v)
   }
   const addresses = (key: string): Address[] | undefined => {
     const v = o[key]
     if (v === undefined) return undefined
-    if (!Array.isArray(v)) throw new ConfigError(`${where}.${key} must be an array of addresses`)
+    if (!Array.isArray(v)) throw new ConfigError(`${where}.${key} (config file) must be an array of addresses`)
     return v.map((a) => address(key, a))
   }
   if (o.rpc !== undefined) {
-    if (!Array.isArray(o.rpc) || o.rpc.some((u) => typeof u !== 'string')) throw new ConfigError(`${where}.rpc must be an array of URLs`)
-    chain.rpc = (o.rpc as string[]).map((url) => rpcUrl(`${where}.rpc`, url))
+    if (!Array.isArray(o.rpc) || o.rpc.some((u) => typeof u !== 'string')) throw new ConfigError(`${where}.rpc (config file) must be an array of URLs`)
+    chain.rpc = (o.rpc as string[]).map((url) => rpcUrl(`${where}.rpc (config file)`, url))
   }
   chain.chainId = num('chainId', 1, Number.MAX_SAFE_INTEGER) ?? chain.chainId
   chain.nativeSymbol = text('nativeSymbol') ?? chain.nativeSymbol
@@ -232,7 +232,7 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
   chain.pollingIntervalMs = num('pollingIntervalMs', 10, 600_000) ?? chain.pollingIntervalMs
   chain.rpcTimeoutMs = num('rpcTimeoutMs', 50, 600_000) ?? chain.rpcTimeoutMs
   const unknown = Object.keys(raw).find((key) => !read.has(key))
-  if (unknown !== undefined) throw new ConfigError(`${where}.${unknown} is not a chain setting`)
+  if (unknown !== undefined) throw new ConfigError(`${where}.${unknown} (config file) is not a chain setting`)
   return chain
 }
 
