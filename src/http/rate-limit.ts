@@ -58,7 +58,8 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
       const release = await inFlight.acquire(keyId)
       if (!release) {
         throw new HttpProblem(429, 'RATE_LIMITED', `over the limit of ${config.parallel} parallel requests for this API key`, {
-          headers: { 'ratelimit-limit': String(config.rps), 'ratelimit-remaining': String(second.remainingPoints), 'ratelimit-reset': '1', 'retry-after': '1' },
+          // The headers describe the limit that refused: no parallel slot is left now; one may be free in a second.
+          headers: { 'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1' },
         })
       }
       return { headers: headers(config.rps, second), done: release }
