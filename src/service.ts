@@ -5,6 +5,7 @@ import { createLogger, createMetrics, createShutdown, systemClock, type Clock, t
 import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './chain/readiness.ts'
+import { closeRpcSockets } from './chain/rpc-client.ts'
 import { createChainEngine, type ChainEngine } from './engine/chain-engine.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
 import { createCable, type CableOptions } from './cable/cable.ts'
@@ -71,6 +72,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }
 
     const chains = createChainRegistry(common)
+    shutdown.add('rpc sockets', () => closeRpcSockets(chains.all().flatMap((chain) => chain.config.rpc)))
     await chains.verify()
     const events = createTrackingEvents()
     const auth = createApiKeyAuth(database.db, common.clock)

@@ -1,4 +1,5 @@
 import { createPublicClient, http, webSocket, type PublicClient, type Transport } from 'viem'
+import { socketClientCache } from 'viem/utils'
 import type { ChainConfig } from '../config/chains.ts'
 import { failover, type RpcAttempt } from './failover-transport.ts'
 
@@ -25,4 +26,22 @@ export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = 
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },
   }) as PublicClient
+}
+
+/**
+ * Closes the WebSocket connections viem keeps open for these URLs (requests and subscriptions share
+ * them), so that a stopped service leaves no socket behind; a later request would open a new one.
+ */
+export function closeRpcSockets(urls: string[]): void {
+  const wanted = new Set(urls.filter((url) => url.startsWith('ws')))
+  if (wanted.size === 0) return
+  for (const [id, client] of [...socketClientCache.entries()]) {
+    let url: unknown
+    try {
+      url = (JSON.parse(id) as { url?: unknown }).url
+    } catch {
+      continue
+    }
+    if (typeof url === 'string' && wanted.has(url)) client.close()
+  }
 }
