@@ -193,7 +193,13 @@ export class Reader {
     const v = this.present(key, false)
     if (v === undefined) return null
     if (typeof v !== 'object' || Array.isArray(v)) return this.fail(key, 'must be a JSON object')
-    if (Buffer.byteLength(JSON.stringify(v)) > MAX_PAYLOAD_BYTES) return this.fail(key, `must be at most ${MAX_PAYLOAD_BYTES} bytes serialized`)
+    let size: number
+    try {
+      size = Buffer.byteLength(JSON.stringify(v))
+    } catch {
+      return this.fail(key, 'must be serializable JSON') // e.g. nested too deep to serialize
+    }
+    if (size > MAX_PAYLOAD_BYTES) return this.fail(key, `must be at most ${MAX_PAYLOAD_BYTES} bytes serialized`)
     return v as Record<string, unknown>
   }
 

@@ -115,7 +115,11 @@ function httpLogger(logger: Logger): Logger {
 }
 
 export function maskSecrets(url: string): string {
-  return url.replace(/^(\/v2\/payments\/)(?!release\b|shopify\/)([^/?]{4})[^/?]*/, '$1$2…')
+  const queryAt = url.indexOf('?')
+  const path = queryAt < 0 ? url : url.slice(0, queryAt)
+  // Query values are not logged at all: a client may put anything there, secrets included.
+  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${pair.split('=')[0]}=…`).join('&')}`
+  return path.replace(/^(\/v2\/payments\/)(?!release\b|shopify\/)([^/?]{4})[^/?]*/, '$1$2…') + query
 }
 
 function installHttpMetrics(app: FastifyInstance, common: Common): void {

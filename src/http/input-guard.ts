@@ -8,20 +8,28 @@ import { HttpProblem } from './problem.ts'
  */
 export const isStorableText = (value: string): boolean => !value.includes('\u0000') && value.isWellFormed()
 
-/** The path of the first unstorable string (or object key) in a parsed JSON value, or undefined. */
-export function findUnstorableText(value: unknown): string | undefined {
+/** Deeper JSON is refused: no request needs it, and recursive code (JSON.stringify, jsonb) must not overflow. */
+export const MAX_JSON_DEPTH = 64
+
+/** The first problem of a parsed JSON body (unstorable text, too deep nesting) with its path, or undefined. */
+export function findUnacceptableJson(value: unknown): { path: string; message: string } | undefined {
   // Iterative: a 64 KiB body can nest tens of thousands of levels, too deep for recursion.
-  const stack: { value: unknown; path: string }[] = [{ value, path: '' }]
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }]
   while (stack.length > 0) {
-    const { value: current, path } = stack.pop()!
+    const { value: current, path, depth } = stack.pop()!
     if (typeof current === 'string') {
-      if (!isStorableText(current)) return path
-    } else if (Array.isArray(current)) {
-      for (let i = 0; i < current.length; i++) stack.push({ value: current[i], path: join(path, String(i)) })
+      if (!isStorableText(current)) return { path, message: 'must not contain NUL characters or unpaired surrogates' }
     } else if (typeof current === 'object' && current !== null) {
-      for (const [key, child] of Object.entries(current)) {
-        if (!isStorableText(key)) return join(path, key.replace(/[\u0000\uD800-\uDFFF]/g, '?'))
-        stack.push({ value: child, path: join(path, key) })
+      if (depth >= MAX_JSON_DEPTH) return { path, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }
+      if (Array.isArray(current)) {
+        for (let i = 0; i < current.length; i++) stack.push({ value: current[i], path: join(path, String(i)), depth: depth + 1 })
+      } else {
+        for (const [key, child] of Object.entries(current)) {
+          if (!isStorableText(key)) {
+            return { path: join(path, key.replace(/[\u0000\uD800-\uDFFF]/g, '?')), message: 'keys must not contain NUL characters or unpaired surrogates' }
+          }
+          stack.push({ value: child, path: join(path, key), depth: depth + 1 })
+        }
       }
     }
   }
@@ -30,15 +38,13 @@ export function findUnstorableText(value: unknown): string | undefined {
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key)
 
-const unstorable = (path: string): HttpProblem =>
-  new HttpProblem(400, 'VALIDATION_FAILED', `${path || 'the body'} contains a NUL character or invalid Unicode`, {
-    errors: [{ path, message: 'must not contain NUL characters or unpaired surrogates' }],
-  })
+const unacceptable = (problem: { path: string; message: string }): HttpProblem =>
+  new HttpProblem(400, 'VALIDATION_FAILED', `${problem.path || 'the body'} ${problem.message}`, { errors: [problem] })
 
 /**
  * JSON bodies: an empty body counts as no body (clients send `Content-Type: application/json` on
  * every request, DELETE included), prototype-polluting keys are refused (Fastify's secure parser),
- * and strings must be storable.
+ * strings must be storable and nesting shallow.
  */
 export function installJsonBodyParser(app: FastifyInstance, bodyLimit: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
@@ -47,8 +53,8 @@ export function installJsonBodyParser(app: FastifyInstance, bodyLimit: number): 
     if (text.trim() === '') return done(null, undefined)
     parseJson(request, text, (error: Error | null, parsed?: unknown) => {
       if (error) return done(error, undefined)
-      const bad = findUnstorableText(parsed)
-      if (bad !== undefined) return done(unstorable(bad), undefined)
+      const problem = findUnacceptableJson(parsed)
+      if (problem) return done(unacceptable(problem), undefined)
       done(null, parsed)
     })
   })
