@@ -71,12 +71,18 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
         resolve(result)
       }
       const payload = Buffer.from(body, 'utf8')
-      const request = (target.protocol === 'https:' ? https : http).request(target, {
-        method: 'POST',
-        agent: target.protocol === 'https:' ? agents['https:'] : agents['http:'],
-        headers: { ...headers, 'content-length': String(payload.length), 'user-agent': 'Paywatch-Callbacks/1' },
-        ...(options.allowPrivate ? {} : { lookup: guardedLookup }),
-      })
+      let request: http.ClientRequest
+      try {
+        request = (target.protocol === 'https:' ? https : http).request(target, {
+          method: 'POST',
+          agent: target.protocol === 'https:' ? agents['https:'] : agents['http:'],
+          headers: { ...headers, 'content-length': String(payload.length), 'user-agent': 'Paywatch-Callbacks/1' },
+          ...(options.allowPrivate ? {} : { lookup: guardedLookup }),
+        })
+      } catch (error) {
+        settled = true
+        return resolve(failed(error as Error))
+      }
       const timer = setTimeout(() => {
         request.destroy(new CallbackTimeoutError(`no complete answer within ${options.timeoutMs / 1000} s`))
       }, options.timeoutMs)

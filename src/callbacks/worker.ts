@@ -1,14 +1,13 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../common.ts'
-import { asciiJson } from '../domain/ascii-json.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
-import { fullRecord, type Tracking } from '../domain/tracking.ts'
 import type { TrackingEvents } from '../payments/events.ts'
 import type { Db } from '../store/database.ts'
-import { claimDueDeliveries, postponeDeliveries, recordAttempts, type AttemptOutcome, type ClaimedDelivery } from '../store/deliveries.ts'
+import { claimDueDeliveries, extendLeases, postponeDeliveries, recordAttempts, type AttemptOutcome, type ClaimedDelivery } from '../store/deliveries.ts'
 import { newId } from '../store/ids.ts'
 import { classifyAttempt } from './classify.ts'
 import type { CallbackMetrics } from './metrics.ts'
+import { createAttemptPipeline } from './pipeline.ts'
 import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
 
@@ -23,9 +22,9 @@ export interface DeliveryWorkerDeps {
   /** Per-attempt timeout; the lease adds a margin to it. */
   timeoutMs: number
   random?: RandomSource
-  /** Attempts in flight at once (all hosts). */
+  /** HTTP attempts in flight at once (all hosts). */
   concurrency?: number
-  /** Attempts in flight at once to one host: a slow host never takes every slot. */
+  /** HTTP attempts in flight at once to one host: a slow host never takes every slot. */
   perHost?: number
   /** How often the database is checked for due deliveries when nothing wakes the worker. */
   pollMs?: number
@@ -46,35 +45,39 @@ export interface DeliveryWorker {
 }
 
 const CLAIM_BATCH = 100
-/** A claimed delivery whose host has every slot taken is given back, due again this much later. */
-const BUSY_HOST_DELAY_MS = 1000
-/** Time a worker may hold a delivery beyond the attempt timeout (signing queue, recording). */
+const WRITE_BATCH = 500
+/** Time a worker holds a claimed delivery beyond the attempt timeout; renewed while it still holds it. */
 const LEASE_MARGIN_MS = 30_000
 
 /**
- * Delivers due callbacks: claims batches with the lease query, POSTs each signed body with bounded
- * concurrency (overall and per host), and records every attempt. Results are written in batches:
- * whatever finished while the previous write ran goes into the next transaction.
+ * Delivers due callbacks: claims batches (lease query, SKIP LOCKED), signs and POSTs each through the
+ * attempt pipeline, and records every attempt. Results are written in batches: whatever finished while
+ * the previous write ran goes into the next transaction. A host with more deliveries due than its
+ * share gets the rest postponed by about the time its share takes, so other hosts keep being served.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
-  const { db, clock, logger, signer, sender, events, metrics } = deps
+  const { db, clock, logger, events, metrics } = deps
   const random = deps.random ?? Math.random
   const concurrency = deps.concurrency ?? 256
   const perHost = deps.perHost ?? 32
   const pollMs = deps.pollMs ?? 500
   const name = deps.name ?? `worker-${newId().slice(0, 8)}`
+  const claim = `${name}:${newId()}`
+  const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
+  /** Claimed and not yet recorded, overall and per host. */
+  const maxHeld = concurrency * 2
+  const maxHeldPerHost = perHost * 4
+  const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: 16 })
 
-  let inFlight = 0
-  const hostLoad = new Map<string, number>()
-  const attempts = new Set<Promise<void>>()
+  const held = new Set<string>()
+  let settledWaiters: (() => void)[] = []
   let stopping = false
   let loop: Promise<void> | undefined
   let wakeUp: (() => void) | undefined
   let woken = false
-  /** The last claim was full: more may be due as soon as a slot frees. */
+  /** The last claim was full: more may be due as soon as there is room. */
   let backlog = false
-
-  const pending: { outcome: AttemptOutcome; done: () => void }[] = []
+  const pending: AttemptOutcome[] = []
   let writing: Promise<void> | undefined
 
   function wake(): void {
@@ -99,113 +102,100 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     })
   }
 
-  /** Claims as many due deliveries as there are free slots; true when the claim was full. */
-  async function claim(): Promise<{ claimed: number; full: boolean }> {
-    const limit = Math.min(concurrency - inFlight, CLAIM_BATCH)
+  /** Claims as many due deliveries as there is room for; true when the claim was full. */
+  async function claimDue(): Promise<{ claimed: number; full: boolean }> {
+    const limit = Math.min(maxHeld - held.size, CLAIM_BATCH)
     if (limit <= 0) return { claimed: 0, full: true }
     const now = clock()
-    const claimed = await claimDueDeliveries(db, {
-      now, leaseUntil: new Date(now.getTime() + deps.timeoutMs + LEASE_MARGIN_MS), limit, claim: `${name}:${newId()}`,
-    })
-    const busy: ClaimedDelivery[] = []
+    const claimed = await claimDueDeliveries(db, { now, leaseUntil: new Date(now.getTime() + leaseMs), limit, claim })
+    const overflow = new Map<string, ClaimedDelivery[]>()
     for (const delivery of claimed) {
+      if (held.has(delivery.id)) continue // still ours (its lease was renewed late)
       const host = hostKey(delivery.tracking.callback)
-      if ((hostLoad.get(host) ?? 0) >= perHost) busy.push(delivery)
-      else startAttempt(delivery, host)
+      if (pipeline.load(host) >= maxHeldPerHost) overflow.set(host, [...(overflow.get(host) ?? []), delivery])
+      else start(delivery, host)
     }
-    if (busy.length > 0) await postponeDeliveries(db, busy, new Date(now.getTime() + BUSY_HOST_DELAY_MS))
+    for (const [host, deliveries] of overflow) {
+      // Due again about when this host's share will have been worked off.
+      const delayMs = Math.min(60_000, Math.max(100, pipeline.meanMs(host) * Math.ceil(pipeline.load(host) / perHost)))
+      await postponeDeliveries(db, deliveries.map((d) => ({ id: d.id, claim })), new Date(now.getTime() + delayMs))
+    }
     return { claimed: claimed.length, full: claimed.length === limit }
   }
 
-  function startAttempt(delivery: ClaimedDelivery, host: string): void {
-    inFlight++
-    hostLoad.set(host, (hostLoad.get(host) ?? 0) + 1)
-    const task = attempt(delivery)
-      .catch((error: unknown) => logger.error({ err: error, delivery: delivery.id }, 'callback attempt could not be recorded'))
-      .finally(() => {
-        inFlight--
-        const load = (hostLoad.get(host) ?? 1) - 1
-        if (load === 0) hostLoad.delete(host)
-        else hostLoad.set(host, load)
-        attempts.delete(task)
-        if (backlog) wake()
+  function start(delivery: ClaimedDelivery, host: string): void {
+    held.add(delivery.id)
+    pipeline.push(delivery, host, (result, startedAt) => {
+      const classified = classifyAttempt(result, delivery.attempts, clock(), random)
+      metrics.attempts.inc({ outcome: classified.outcome })
+      metrics.duration.observe(result.durationMs / 1000)
+      if (classified.next.state === 'dead') metrics.dead.inc()
+      logAttempt(delivery, classified, result)
+      pending.push({
+        delivery, worker: name, startedAt, durationMs: result.durationMs, statusCode: result.statusCode,
+        error: result.error, excerpt: result.excerpt, forwardTo: result.forwardTo, ...classified,
       })
-    attempts.add(task)
-  }
-
-  async function attempt(delivery: ClaimedDelivery): Promise<void> {
-    const { tracking } = delivery
-    const startedAt = clock()
-    let result: SendResult
-    if (!tracking.callback) {
-      result = { durationMs: 0, statusCode: null, error: 'the tracking has no callback URL', refused: true, excerpt: null, forwardTo: null }
-    } else {
-      try {
-        const body = asciiJson(fullRecord(tracking))
-        const signature = await signer.sign(body, tracking.integrationId)
-        result = await sender.send(tracking.callback, body, {
-          'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': delivery.id,
-        })
-      } catch (error) {
-        result = { durationMs: 0, statusCode: null, error: `not sent: ${(error as Error).message}`, refused: false, excerpt: null, forwardTo: null }
-      }
-    }
-    const classified = classifyAttempt(result, delivery.attempts, clock(), random)
-    metrics.attempts.inc({ outcome: classified.outcome })
-    metrics.duration.observe(result.durationMs / 1000)
-    if (classified.next.state === 'dead') metrics.dead.inc()
-    logAttempt(delivery, classified, result)
-    await record({
-      delivery, worker: name, startedAt, durationMs: result.durationMs, statusCode: result.statusCode,
-      error: result.error, excerpt: result.excerpt, forwardTo: result.forwardTo, ...classified,
+      writing ??= writeAll().finally(() => (writing = undefined))
     })
   }
 
   function logAttempt(delivery: ClaimedDelivery, classified: Pick<AttemptOutcome, 'outcome' | 'next'>, result: SendResult): void {
+    if (classified.outcome === 'delivered' || classified.outcome === 'accepted') return
     const fields = {
       delivery: delivery.id, tracking: delivery.trackingId, attempt: delivery.attempts + 1, outcome: classified.outcome,
       status: result.statusCode, error: result.error ?? undefined, ms: result.durationMs,
       next: classified.next.state === 'due' ? classified.next.at.toISOString() : classified.next.state,
     }
     if (classified.next.state === 'dead') logger.warn(fields, 'callback delivery dead')
-    else if (classified.outcome === 'failed') logger.info(fields, 'callback attempt failed')
-    else logger.debug(fields, 'callback delivered')
-  }
-
-  /** Queues an attempt for the next write; resolves once it is written. */
-  function record(outcome: AttemptOutcome): Promise<void> {
-    return new Promise((done) => {
-      pending.push({ outcome, done })
-      writing ??= writeAll().finally(() => (writing = undefined))
-    })
+    else logger.info(fields, 'callback attempt failed')
   }
 
   async function writeAll(): Promise<void> {
     while (pending.length > 0) {
-      const batch = pending.splice(0, 200)
+      const batch = pending.splice(0, WRITE_BATCH)
       try {
-        const released = await recordAttempts(db, batch.map((item) => item.outcome), clock())
-        for (const tracking of released) events.emit('released', tracking as Tracking)
+        const released = await recordAttempts(db, batch, clock())
+        for (const tracking of released) events.emit('released', tracking)
       } catch (error) {
         // The deliveries stay leased and become due again when the lease ends: at least once.
         logger.error({ err: error, count: batch.length }, 'callback attempts could not be recorded; they will be retried')
       }
-      for (const item of batch) item.done()
+      for (const outcome of batch) held.delete(outcome.delivery.id)
+      if (backlog) wake()
+      if (held.size === 0) {
+        for (const resolve of settledWaiters) resolve()
+        settledWaiters = []
+      }
     }
   }
 
+  /** Resolves once every claimed delivery is recorded. */
+  const allSettled = (): Promise<void> =>
+    held.size === 0 ? Promise.resolve() : new Promise((resolve) => void settledWaiters.push(resolve))
+
   async function run(): Promise<void> {
-    while (!stopping) {
-      let full = false
-      try {
-        full = (await claim()).full
-      } catch (error) {
-        if (stopping) break
-        logger.warn({ err: error }, 'claiming callback deliveries failed')
+    // Renew the leases of what this worker still holds, so a long queue to a slow host is never taken over.
+    const renew = setInterval(() => {
+      if (held.size === 0) return
+      const now = clock()
+      extendLeases(db, claim, new Date(now.getTime() + leaseMs)).catch((error: unknown) => logger.warn({ err: error }, 'renewing callback leases failed'))
+    }, Math.max(1000, leaseMs / 3))
+    renew.unref()
+    try {
+      while (!stopping) {
+        let full = false
+        try {
+          full = (await claimDue()).full
+        } catch (error) {
+          if (stopping) break
+          logger.warn({ err: error }, 'claiming callback deliveries failed')
+        }
+        backlog = full
+        if (full && held.size < maxHeld) continue
+        await sleep(pollMs)
       }
-      backlog = full
-      if (full && inFlight < concurrency) continue
-      await sleep(pollMs)
+    } finally {
+      clearInterval(renew)
     }
   }
 
@@ -216,8 +206,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     },
     wake,
     async runOnce() {
-      const { claimed } = await claim()
-      await Promise.all([...attempts])
+      const { claimed } = await claimDue()
+      await allSettled()
       await writing
       return claimed
     },
@@ -225,7 +215,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       stopping = true
       wake()
       await loop
-      await Promise.all([...attempts])
+      await allSettled()
       await writing
     },
   }

@@ -2,7 +2,6 @@ import { sql, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
-import { releaseTracking } from './release-tracking.ts'
 import type { DeliveriesTable, DeliveryAttemptsTable } from './schema.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -48,14 +47,21 @@ export async function claimDueDeliveries(
   })
 }
 
-/** Gives claimed rows back without an attempt (their host is busy), due again at `at`. */
+/** Gives claimed rows back without an attempt (their host has enough in hand), due again at `at`. */
 export async function postponeDeliveries(db: Db, items: { id: string; claim: string }[], at: Date): Promise<void> {
-  if (items.length === 0) return
-  await db.updateTable('deliveries')
-    .set({ next_attempt_at: at, locked_until: null, claimed_by: null })
-    .where('state', '=', 'due')
-    .where((eb) => eb.or(items.map((item) => eb.and([eb('id', '=', item.id), eb('claimed_by', '=', item.claim)]))))
-    .execute()
+  for (const claim of new Set(items.map((item) => item.claim))) {
+    await db.updateTable('deliveries')
+      .set({ next_attempt_at: at, locked_until: null, claimed_by: null })
+      .where('state', '=', 'due').where('claimed_by', '=', claim)
+      .where('id', 'in', items.filter((item) => item.claim === claim).map((item) => item.id))
+      .execute()
+  }
+}
+
+/** Renews the lease on every delivery a worker still holds. */
+export async function extendLeases(db: Db, claim: string, leaseUntil: Date): Promise<void> {
+  await db.updateTable('deliveries').set({ locked_until: leaseUntil })
+    .where('claimed_by', '=', claim).where('state', '=', 'due').execute()
 }
 
 /** The outcome of one attempt, and what happens to the delivery after it. */
@@ -75,9 +81,12 @@ export interface AttemptOutcome {
 }
 
 /**
- * Writes attempts in one transaction: the log row, the delivery's new state (only while this worker
- * still holds it), and for a 200 the release of the waiting user (with `forward_to`). Returns the
- * trackings released here, for the `released` event.
+ * Writes a batch of attempts in one transaction and a fixed number of statements, whatever the batch
+ * size: the log rows; each delivery's new state, only while this worker still holds it (a worker
+ * whose lease was taken over cannot overwrite the outcome); for a 200 the release of the waiting user
+ * (as `releaseTracking` does: completed trackings not yet released, `forward_to` replaced when the
+ * answer carried one); for a 202 (or a 200 to a tracking released before) the answer's `forward_to`.
+ * Returns the trackings released here, for the `released` event.
  */
 export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<Tracking[]> {
   if (outcomes.length === 0) return []
@@ -87,37 +96,44 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
       duration_ms: o.durationMs, outcome: o.outcome, status_code: o.statusCode, error: o.error,
       response_excerpt: o.excerpt, worker: o.worker,
     }))).execute()
-    const released: Tracking[] = []
-    for (const o of outcomes) {
-      const updated = await trx.updateTable('deliveries')
-        .set({
-          state: o.next.state,
-          attempts: sql`attempts + 1`,
-          next_attempt_at: o.next.state === 'due' ? o.next.at : sql`next_attempt_at`,
-          finished_at: o.next.state === 'due' ? null : now,
-          locked_until: null, claimed_by: null, updated_at: now,
-          last_attempt_at: o.startedAt, last_status_code: o.statusCode, last_error: o.error,
-        })
-        .where('id', '=', o.delivery.id).where('claimed_by', '=', o.delivery.claim).where('state', '=', 'due')
-        .returning('id')
-        .executeTakeFirst()
-      if (!updated) continue // the lease was lost: the worker that took over decides
-      const trackingId = o.delivery.trackingId
-      if (o.next.state === 'delivered') {
-        const result = await releaseTracking(trx, trackingId, now, o.forwardTo !== null ? { forwardTo: o.forwardTo } : {})
-        if (result?.changed) released.push(result.tracking)
-        else if (result && o.forwardTo !== null) await setForwardTo(trx, trackingId, o.forwardTo, now)
-      } else if (o.next.state === 'accepted' && o.forwardTo !== null) {
-        await setForwardTo(trx, trackingId, o.forwardTo, now)
-      }
+
+    const rows = outcomes.map((o) => sql`(${o.delivery.id}::text, ${o.delivery.claim}::text, ${o.next.state}::text,
+      ${o.next.state === 'due' ? o.next.at : null}::timestamptz, ${o.startedAt}::timestamptz, ${o.statusCode}::integer, ${o.error}::text)`)
+    const updated = await sql<{ id: string }>`
+      UPDATE deliveries AS d SET
+        state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at),
+        finished_at = CASE WHEN v.state = 'due' THEN NULL ELSE ${now}::timestamptz END,
+        locked_until = NULL, claimed_by = NULL, updated_at = ${now},
+        last_attempt_at = v.started_at, last_status_code = v.status_code, last_error = v.error
+      FROM (VALUES ${sql.join(rows)}) AS v(id, claim, state, next_at, started_at, status_code, error)
+      WHERE d.id = v.id AND d.claimed_by = v.claim AND d.state = 'due'
+      RETURNING d.id`.execute(trx)
+    // Outcomes of deliveries this worker no longer held are logged above but change nothing.
+    const applied = new Set(updated.rows.map((row) => row.id))
+    const held = outcomes.filter((o) => applied.has(o.delivery.id))
+
+    const toRelease = held.filter((o) => o.next.state === 'delivered')
+    let released: Tracking[] = []
+    if (toRelease.length > 0) {
+      const values = toRelease.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
+      const result = await sql<TrackingRow>`
+        UPDATE trackings AS t SET release = true, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
+        FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
+        WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
+        RETURNING t.*`.execute(trx)
+      released = result.rows.map(rowToTracking)
+    }
+    const releasedIds = new Set(released.map((t) => t.id))
+    const forwards = held.filter((o) => o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))))
+    if (forwards.length > 0) {
+      const values = forwards.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
+      await sql`
+        UPDATE trackings AS t SET forward_to = v.forward_to, updated_at = ${now}
+        FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
+        WHERE t.id = v.id AND t.forward_to IS DISTINCT FROM v.forward_to`.execute(trx)
     }
     return released
   })
-}
-
-async function setForwardTo(db: Db, trackingId: string, forwardTo: string, now: Date): Promise<void> {
-  await db.updateTable('trackings').set({ forward_to: forwardTo, updated_at: now })
-    .where('id', '=', trackingId).where((eb) => eb('forward_to', 'is distinct from', forwardTo)).execute()
 }
 
 /** A tracking's deliveries, newest first, each with its attempts in order. */

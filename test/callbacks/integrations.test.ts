@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/store/database.ts'
 import { migrate } from '../../src/store/migrate.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
+import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertCompleted, insertPending, verifiedBy } from './support.ts'
 
@@ -86,18 +87,20 @@ test('POST /v2/payments: an unknown or foreign integration is a 400; its own int
   for (const [nonce, extra] of [[4, { integration_id: own.id }], [5, { payload: { integration: own.id, note: 'ñ' } }]] as const) {
     const res = await create(nonce, extra)
     assert.equal(res.statusCode, 201, res.body)
-    assert.equal(await verifiedBy({ body: res.body, headers: res.headers }, own.public_key), true)
-    assert.equal(await verifiedBy({ body: res.body, headers: res.headers }, publicKey), false)
     const read = await service.api(mine.apiKey, { method: 'GET', url: `/v2/payments/integration-${nonce}` })
     assert.equal(await verifiedBy({ body: read.body, headers: read.headers }, own.public_key), true)
+    assert.equal(await verifiedBy({ body: read.body, headers: read.headers }, publicKey), false)
   }
-  const plain = await create(6, {})
+  assert.equal((await create(6, {})).statusCode, 201)
+  const plain = await service.api(mine.apiKey, { method: 'GET', url: '/v2/payments/integration-6' })
   assert.equal(await verifiedBy({ body: plain.body, headers: plain.headers }, publicKey), true)
 })
 
 test('CLI: integrations create/show and deliveries list/redeliver', async () => {
   const databaseUrl = await createFreshDatabaseUrl()
-  const env = { PAYWATCH_DATA_DIR: mkdtempSync(join(tmpdir(), 'paywatch-cli-')), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
+  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-cli-'))
+  if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
+  const env = { PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
   const config = loadConfig(env)
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   await migrate(handle.db)
@@ -138,5 +141,6 @@ test('CLI: integrations create/show and deliveries list/redeliver', async () => 
     assert.equal(moved.id, before[0].id, 'the delivery still waiting is brought forward, not doubled')
   } finally {
     if (databaseUrl) await dropDatabase(databaseUrl)
+    rmSync(dataDir, { recursive: true, force: true })
   }
 })

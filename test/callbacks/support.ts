@@ -117,7 +117,7 @@ export async function insertCompleted(
 }
 
 /** DePay's own verifier, as an integrator runs it. */
-export async function verifiedBy(received: { body: string; headers: IncomingHttpHeaders }, publicKey: string): Promise<boolean> {
+export async function verifiedBy(received: { body: string; headers: Record<string, unknown> }, publicKey: string): Promise<boolean> {
   const signature = received.headers['x-signature']
   if (typeof signature !== 'string') return false
   return verify({ signature, publicKey, data: received.body })

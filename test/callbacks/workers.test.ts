@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
@@ -13,6 +13,7 @@ import { createTrackingEvents } from '../../src/payments/events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase } from '../support/database.ts'
+import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService } from '../support/service.ts'
 import { insertCompleted, startReceiver, verifiedBy } from './support.ts'
 
@@ -66,8 +67,10 @@ test('two workers (two nodes on PostgreSQL) share the queue: every delivery atte
 
 test('a completion written before a crash is delivered after the restart, signed with the persisted key', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-restart-'))
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
   const databaseUrl = await createFreshDatabaseUrl()
   if (databaseUrl) cleanups.push(() => dropDatabase(databaseUrl))
+  else await seedEmbeddedDataDir(dataDir)
   const env = { PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }
   const receiver = await startReceiver(() => ({ status: 200 }))
   cleanups.push(() => receiver.close())

@@ -1,0 +1,194 @@
+// npm run bench:callbacks — signed callback delivery against a local receiver answering 200.
+//
+// 1. Raw async RSA-PSS signing rate of this machine (node:crypto on the libuv pool, every core busy),
+//    measured before and after the delivery run, with the same key and the same body size.
+// 2. Throughput: N completed payments are due at once; the delivery worker claims, signs, POSTs and
+//    records them (release included). Signed callbacks/s, and due → received p50/p99 of that burst.
+// 3. Latency: completions written one by one (completeTracking + the `completed` event, as the chain
+//    engine does) at half the measured throughput; due → received p50/p99 without a backlog.
+// The receiver runs in a worker thread (its own event loop, the same two cores).
+// BENCH_N (default 5000) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
+import { asciiJson } from '../src/domain/ascii-json.ts'
+import { fullRecord, type Tracking } from '../src/domain/tracking.ts'
+import { generateRsaKeyPair, parseRsaPrivateKey, signPss } from '../src/callbacks/signer.ts'
+import { completeTracking } from '../src/store/complete-tracking.ts'
+import type { Db } from '../src/store/database.ts'
+import { insertTracking } from '../src/store/trackings.ts'
+import { startTestService } from '../test/support/service.ts'
+
+const N = Number(process.env.BENCH_N ?? 5000)
+const LATENCY_SECONDS = 3
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
+}
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+
+/** BENCH_PROFILE=file.cpuprofile: a CPU profile of the main thread during the throughput run. */
+async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const { Session } = await import('node:inspector/promises')
+  const { writeFileSync } = await import('node:fs')
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  return async (file) => {
+    const { profile } = await session.post('Profiler.stop')
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
+
+// --- receiver in a worker thread: answers 200 at once, notes when each delivery id arrived ------------
+const receiverSource = `
+const { parentPort } = require('node:worker_threads')
+const http = require('node:http')
+const arrivals = new Map()
+const server = http.createServer({ keepAliveTimeout: 60000 }, (req, res) => {
+  req.on('data', () => {})
+  req.on('end', () => {
+    const id = req.headers['x-delivery-id']
+    if (!arrivals.has(id)) arrivals.set(id, Date.now())
+    res.writeHead(200, { 'content-length': '0' })
+    res.end()
+  })
+})
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }))
+parentPort.on('message', (message) => {
+  if (message === 'count') parentPort.postMessage({ count: arrivals.size })
+  if (message === 'report') parentPort.postMessage({ arrivals: [...arrivals] })
+  if (message === 'reset') { arrivals.clear(); parentPort.postMessage({ reset: true }) }
+})
+`
+const receiver = new Worker(receiverSource, { eval: true })
+const ask = <T>(message: string): Promise<T> => new Promise((resolve) => receiver.once('message', resolve).postMessage(message))
+const { port } = await new Promise<{ port: number }>((resolve) => receiver.once('message', resolve))
+const callback = `http://127.0.0.1:${port}/callback`
+
+async function waitForArrivals(count: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while ((await ask<{ count: number }>('count')).count < count) {
+    if (Date.now() > deadline) throw new Error(`only ${(await ask<{ count: number }>('count')).count} of ${count} callbacks arrived`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+// --- service --------------------------------------------------------------------------------------------
+const keys = await generateRsaKeyPair()
+const service = await startTestService({
+  env: { PAYWATCH_SIGNING_KEY: keys.privateKeyPem, LOG_LEVEL: 'warn' },
+  background: false,
+  callbacks: { perHost: Number(process.env.BENCH_PER_HOST ?? 32) },
+})
+const db = service.database.db
+const { accountId } = await service.newAccount('bench')
+
+const trackingFor = (now: Date): Tracking => ({
+  id: randomUUID(), accountId, secretId: randomUUID(), shape: 'current', blockchain: 'ethereum',
+  sender: `0x${randomBytes(20).toString('hex')}`, nonce: BigInt(Math.floor(Math.random() * 1e12)),
+  receiver: `0x${randomBytes(20).toString('hex')}`, token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', decimals: 18,
+  commitment: 'confirmed', confirmations: 1, afterBlock: 19_000_000n, amount: '12.5', feeAmount: null, feeReceiver: null,
+  transaction: `0x${randomBytes(32).toString('hex')}`, payload: { order: 'A-1001', customer: 'Zoë' }, callback,
+  forwardTo: 'https://shop.example/thanks', forwardOnFailure: false, integrationId: null, linkId: null, shop: null,
+  shopifyPaymentId: null, status: 'pending', failedReason: null, release: false, confirmedAt: null, createdAt: now, updatedAt: now,
+})
+
+/** N completed trackings with their delivery rows, written in bulk (setup, not measured). */
+async function seedCompleted(database: Db, count: number): Promise<void> {
+  const now = new Date()
+  for (let offset = 0; offset < count; offset += 500) {
+    const batch = Array.from({ length: Math.min(500, count - offset) }, () => trackingFor(now))
+    await database.transaction().execute(async (trx) => {
+      await trx.insertInto('trackings').values(batch.map((t) => ({
+        id: t.id, account_id: t.accountId, secret_id: t.secretId, shape: t.shape, blockchain: t.blockchain, sender: t.sender,
+        nonce: t.nonce.toString(), receiver: t.receiver, token: t.token, decimals: t.decimals, commitment: t.commitment,
+        confirmations: t.confirmations, after_block: t.afterBlock.toString(), amount: t.amount, transaction: t.transaction,
+        payload: JSON.stringify(t.payload), callback: t.callback, forward_to: t.forwardTo, forward_on_failure: false,
+        fee_amount: null, fee_receiver: null, integration_id: null, link_id: null, shop: null, shopify_payment_id: null,
+        status: 'success', failed_reason: null, confirmed_at: now, created_at: now, updated_at: now,
+      }))).execute()
+      await trx.insertInto('deliveries').values(batch.map((t) => ({
+        id: randomUUID(), tracking_id: t.id, reason: 'completed' as const, next_attempt_at: now, created_at: now, updated_at: now,
+      }))).execute()
+    })
+  }
+}
+
+// --- 1. raw signing rate ------------------------------------------------------------------------------------
+const signingKey = parseRsaPrivateKey(keys.privateKeyPem, 'bench key')
+const sampleBody = Buffer.from(asciiJson(fullRecord({ ...trackingFor(new Date()), status: 'success', confirmedAt: new Date() })))
+async function rawSigningRate(count: number): Promise<number> {
+  const start = performance.now()
+  await Promise.all(Array.from({ length: count }, () => signPss(signingKey, sampleBody)))
+  return count / ((performance.now() - start) / 1000)
+}
+await rawSigningRate(200) // warm-up
+const rawBefore = await rawSigningRate(N)
+
+// --- 2. throughput ----------------------------------------------------------------------------------------------
+await seedCompleted(db, N)
+const dueAt = new Date()
+await db.updateTable('deliveries').set({ next_attempt_at: dueAt }).execute()
+const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined
+const started = performance.now()
+const cpuBefore = process.cpuUsage()
+const eluBefore = performance.eventLoopUtilization()
+await service.callbacks.background.start()
+await waitForArrivals(N, 600_000)
+const receivedAll = performance.now()
+for (;;) {
+  const row = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow()
+  if (Number(row.n) >= N) break
+  await new Promise((resolve) => setTimeout(resolve, 5))
+}
+const recordedAll = performance.now()
+const cpu = process.cpuUsage(cpuBefore)
+if (profiler) await profiler(process.env.BENCH_PROFILE!)
+const elu = performance.eventLoopUtilization(eluBefore)
+const burst = (await ask<{ arrivals: [string, number][] }>('report')).arrivals.map(([, at]) => at - dueAt.getTime())
+const released = await db.selectFrom('trackings').select((eb) => eb.fn.countAll<string>().as('n')).where('release', '=', true).executeTakeFirstOrThrow()
+const rawAfter = await rawSigningRate(N)
+const rate = N / ((receivedAll - started) / 1000)
+const rateRecorded = N / ((recordedAll - started) / 1000)
+const raw = (rawBefore + rawAfter) / 2
+
+// --- 3. latency without a backlog ----------------------------------------------------------------------------------
+await ask("reset")
+const steadyRate = Math.max(10, Math.floor(rate / 2))
+const steadyCount = steadyRate * LATENCY_SECONDS
+const dueTimes = new Map<string, number>()
+const pending: Tracking[] = []
+for (let i = 0; i < steadyCount; i++) pending.push((await insertTracking(db, trackingFor(new Date())))!)
+const interval = 1000 / steadyRate
+const steadyStart = performance.now()
+for (let i = 0; i < steadyCount; i++) {
+  const wait = steadyStart + i * interval - performance.now()
+  if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait))
+  const now = new Date()
+  const completed = await completeTracking(db, pending[i]!.id, { status: 'success', transaction: pending[i]!.transaction! }, now)
+  if (completed) {
+    dueTimes.set(completed.id, now.getTime())
+    service.events.emit('completed', completed)
+  }
+}
+await waitForArrivals(steadyCount, 60_000)
+const deliveryIds = await db.selectFrom('deliveries').select(['id', 'tracking_id']).where('tracking_id', 'in', [...dueTimes.keys()]).execute()
+const trackingOf = new Map(deliveryIds.map((d) => [d.id, d.tracking_id]))
+const steady = (await ask<{ arrivals: [string, number][] }>('report')).arrivals
+  .filter(([id]) => trackingOf.has(id)).map(([id, at]) => at - dueTimes.get(trackingOf.get(id)!)!)
+
+await service.close()
+await receiver.terminate()
+
+console.log(`\nbench:callbacks — ${service.database.kind}, N = ${fmt(N)}, ${(await import('node:os')).availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`)
+console.log(`raw async RSA-PSS signing:          ${fmt(rawBefore)}/s before, ${fmt(rawAfter)}/s after (mean ${fmt(raw)}/s)`)
+console.log(`signed callbacks (received):        ${fmt(rate)}/s  (${((receivedAll - started) / 1000).toFixed(2)} s for ${fmt(N)})`)
+console.log(`signed callbacks (recorded+released): ${fmt(rateRecorded)}/s  (${released.n} released)`)
+console.log(`ratio to raw signing:               ${((rate / raw) * 100).toFixed(1)} %  (target ≥ 75 %; target rate ≥ 2,000/s)`)
+console.log(`CPU while delivering:                ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s process (all threads) in ${((recordedAll - started) / 1000).toFixed(2)} s; main event loop ${(elu.utilization * 100).toFixed(0)} % busy`)
+console.log(`burst due → received:               p50 ${fmt(percentile(burst, 50))} ms, p99 ${fmt(percentile(burst, 99))} ms (all ${fmt(N)} due at once)`)
+console.log(`steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`)

@@ -1,0 +1,120 @@
+import { asciiJson } from '../domain/ascii-json.ts'
+import { fullRecord } from '../domain/tracking.ts'
+import type { ClaimedDelivery } from '../store/deliveries.ts'
+import type { CallbackSender, SendResult } from './sender.ts'
+import type { CallbackSigner } from './signer.ts'
+
+/**
+ * The stages a claimed delivery goes through inside one worker: signing (a bounded number at once on
+ * the libuv pool, so API requests that sign a record are not queued behind a whole batch), then the
+ * HTTP attempt with at most `perHost` in flight to one host and `concurrency` overall, so one slow
+ * endpoint holds only its own slots.
+ */
+export interface AttemptPipeline {
+  /** Queues a claimed delivery; `done` receives the attempt's result (with its start time). */
+  push(delivery: ClaimedDelivery, host: string, done: (result: SendResult, startedAt: Date) => void): void
+  /** Deliveries of this host signed or being signed and not yet answered. */
+  load(host: string): number
+  /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
+  meanMs(host: string): number
+}
+
+interface Job {
+  delivery: ClaimedDelivery
+  host: string
+  done: (result: SendResult, startedAt: Date) => void
+  body?: string
+  headers?: Record<string, string>
+}
+
+interface HostState {
+  load: number
+  inFlight: number
+  ready: Job[]
+  meanMs: number
+}
+
+export function createAttemptPipeline(options: {
+  signer: CallbackSigner
+  sender: CallbackSender
+  clock: () => Date
+  concurrency: number
+  perHost: number
+  signing: number
+}): AttemptPipeline {
+  const { signer, sender, clock } = options
+  const toSign: Job[] = []
+  let signing = 0
+  let inFlight = 0
+  const hosts = new Map<string, HostState>()
+  const hostState = (host: string): HostState => {
+    let state = hosts.get(host)
+    if (!state) hosts.set(host, (state = { load: 0, inFlight: 0, ready: [], meanMs: 1000 }))
+    return state
+  }
+
+  const fail = (job: Job, error: string, refused: boolean) => {
+    finish(job, { durationMs: 0, statusCode: null, error, refused, excerpt: null, forwardTo: null }, clock())
+  }
+
+  function finish(job: Job, result: SendResult, startedAt: Date): void {
+    const state = hostState(job.host)
+    state.load--
+    if (state.load === 0 && state.inFlight === 0) hosts.delete(job.host)
+    job.done(result, startedAt)
+  }
+
+  function pumpSigning(): void {
+    while (signing < options.signing && toSign.length > 0) {
+      const job = toSign.shift()!
+      const { tracking } = job.delivery
+      if (!tracking.callback) {
+        fail(job, 'the tracking has no callback URL', true)
+        continue
+      }
+      signing++
+      const body = asciiJson(fullRecord(tracking))
+      signer.sign(body, tracking.integrationId).then(
+        (signature) => {
+          job.body = body
+          job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
+          hostState(job.host).ready.push(job)
+          pumpHttp(job.host)
+        },
+        (error: Error) => fail(job, `not sent: signing failed: ${error.message}`, false),
+      ).finally(() => {
+        signing--
+        pumpSigning()
+      })
+    }
+  }
+
+  function pumpHttp(host: string): void {
+    const state = hostState(host)
+    while (state.inFlight < options.perHost && inFlight < options.concurrency && state.ready.length > 0) {
+      const job = state.ready.shift()!
+      state.inFlight++
+      inFlight++
+      const startedAt = clock()
+      sender.send(job.delivery.tracking.callback!, job.body!, job.headers!).then((result) => {
+        state.inFlight--
+        inFlight--
+        // An exponentially weighted mean: recent answers count most.
+        state.meanMs = state.meanMs * 0.8 + result.durationMs * 0.2
+        finish(job, result, startedAt)
+        pumpHttp(host)
+        if (inFlight < options.concurrency) for (const other of hosts.keys()) if (other !== host) pumpHttp(other)
+      })
+    }
+  }
+
+  return {
+    push(delivery, host, done) {
+      hostState(host).load++
+      toSign.push({ delivery, host, done })
+      pumpSigning()
+    },
+    load: (host) => hosts.get(host)?.load ?? 0,
+    meanMs: (host) => hosts.get(host)?.meanMs ?? 1000,
+  }
+}
