@@ -4,10 +4,10 @@ import { compareRepeat } from '../domain/identity.ts'
 import type { PaymentRequest } from '../domain/payment-request.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import { ChainUnavailableError, TokenNotFoundError } from '../chain/errors.ts'
-import type { ChainRegistry } from '../chain/registry.ts'
+import type { ChainHandle, ChainRegistry } from '../chain/registry.ts'
 import type { Db } from '../store/database.ts'
 import { newId } from '../store/ids.ts'
-import { attachTransaction, findTrackingByIdentity, findTrackingBySecret, insertTracking } from '../store/trackings.ts'
+import { attachTransaction, findTrackingByIdentityOrSecret, findTrackingBySecret, insertTracking } from '../store/trackings.ts'
 
 export type CreateOutcome =
   | { kind: 'created'; tracking: Tracking }
@@ -35,14 +35,44 @@ export interface CreatePaymentDeps {
  * POST /v2/payments after the body was read: one tracking per (account, blockchain, sender, nonce);
  * a repeat answers the stored record (attaching a transaction to a trace), a different payment under
  * the same identity or secret is a conflict.
+ *
+ * Insert first: a new payment, the common case, costs one statement. Only when the insert conflicts,
+ * or a check refuses the request, is the stored tracking looked up; a request that repeats it is then
+ * answered as a repeat whatever the checks said (a retry never fails where the first attempt succeeded).
  */
 export async function createPayment(deps: CreatePaymentDeps, accountId: string, request: PaymentRequest): Promise<CreateOutcome> {
   const chain = deps.chains.get(request.blockchain)
   if (!chain) return { kind: 'unsupported-chain' }
 
+  const checked = await checkNewTracking(deps, chain, accountId, request)
+  if (checked.kind !== 'ok') {
+    const existing = await findExisting(deps.db, accountId, request)
+    return existing ? answerRepeat(deps, existing, request) : checked
+  }
+  const now = deps.now()
+  const tracking: Tracking = {
+    ...request,
+    id: newId(),
+    accountId,
+    decimals: checked.decimals,
+    status: 'pending',
+    failedReason: null,
+    release: false,
+    confirmedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  }
+  const created = await insertTracking(deps.db, tracking)
+  if (created) return { kind: 'created', tracking: created }
+  // A tracking with this identity or secret exists (stored before, or by a concurrent request).
   const existing = await findExisting(deps.db, accountId, request)
-  if (existing) return answerRepeat(deps, existing, request)
+  return existing ? answerRepeat(deps, existing, request) : { kind: 'conflict', detail: 'a conflicting tracking exists' }
+}
 
+/** What a new tracking needs: the token's decimals (amounts must fit them) and the reference checks. */
+async function checkNewTracking(
+  deps: CreatePaymentDeps, chain: ChainHandle, accountId: string, request: PaymentRequest,
+): Promise<CreateOutcome | { kind: 'ok'; decimals: number }> {
   let decimals: number
   try {
     decimals = await chain.decimalsOf(request.token)
@@ -67,32 +97,14 @@ export async function createPayment(deps: CreatePaymentDeps, accountId: string, 
     const refused = await check(accountId, request)
     if (refused) return refused
   }
-
-  const now = deps.now()
-  const tracking: Tracking = {
-    ...request,
-    id: newId(),
-    accountId,
-    decimals,
-    status: 'pending',
-    failedReason: null,
-    release: false,
-    confirmedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  }
-  const created = await insertTracking(deps.db, tracking)
-  if (created) return { kind: 'created', tracking: created }
-  // Lost a race with an identical request: answer as a repeat.
-  const winner = await findExisting(deps.db, accountId, request)
-  return winner ? answerRepeat(deps, winner, request) : { kind: 'conflict', detail: 'a conflicting tracking exists' }
+  return { kind: 'ok', decimals }
 }
 
-async function findExisting(db: Db, accountId: string, request: PaymentRequest): Promise<Tracking | undefined> {
-  return (
-    (await findTrackingByIdentity(db, { accountId, blockchain: request.blockchain, sender: request.sender, nonce: request.nonce })) ??
-    (await findTrackingBySecret(db, accountId, request.secretId))
-  )
+/** The account's tracking of this payment, else the one under this secret (one query). */
+function findExisting(db: Db, accountId: string, request: PaymentRequest): Promise<Tracking | undefined> {
+  return findTrackingByIdentityOrSecret(db, {
+    accountId, blockchain: request.blockchain, sender: request.sender, nonce: request.nonce, secretId: request.secretId,
+  })
 }
 
 async function answerRepeat(deps: CreatePaymentDeps, existing: Tracking, request: PaymentRequest): Promise<CreateOutcome> {

@@ -86,6 +86,28 @@ export async function findTrackingByIdentity(
   return row && rowToTracking(row)
 }
 
+/**
+ * In one query, the account's tracking of a payment (blockchain, sender, nonce) or, when there is
+ * none, the one under `secretId`: the two unique keys a new tracking can collide with.
+ */
+export async function findTrackingByIdentityOrSecret(
+  db: Db,
+  key: { accountId: string; blockchain: string; sender: string; nonce: bigint; secretId: string },
+): Promise<Tracking | undefined> {
+  const nonce = key.nonce.toString()
+  const rows = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where('account_id', '=', key.accountId)
+    .where((eb) => eb.or([
+      eb.and([eb('blockchain', '=', key.blockchain), eb('sender', '=', key.sender), eb('nonce', '=', nonce)]),
+      eb('secret_id', '=', key.secretId),
+    ]))
+    .execute()
+  const row = rows.find((r) => r.blockchain === key.blockchain && r.sender === key.sender && String(r.nonce) === nonce) ?? rows[0]
+  return row && rowToTracking(row)
+}
+
 /** Turns a trace into a tracked transaction; only while it is still a pending trace. */
 export async function attachTransaction(db: Db, id: string, transaction: string, now: Date): Promise<Tracking | undefined> {
   const row = await db

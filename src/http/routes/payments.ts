@@ -1,25 +1,28 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { asciiJson } from '../../domain/ascii-json.ts'
-import { parsePaymentRequest } from '../../domain/payment-request.ts'
+import { parsePaymentRequest, secretPattern } from '../../domain/payment-request.ts'
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
 import type { TrackingEvents } from '../../payments/events.ts'
 import { findTrackingBySecret } from '../../store/trackings.ts'
 import { callerOf } from '../auth.ts'
+import { cacheDecorations } from '../record-decorations.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
 import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
   events: TrackingEvents
-  /** Adds headers to a record response (the signature); given the exact body bytes. */
+  /** Adds headers to a record response (the signature); given the exact body bytes. Only headers: they are cached per body. */
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
 }
 
 export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps): Promise<void> {
-  const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking) => {
+  const decorateRecord = deps.decorateRecord && cacheDecorations(deps.decorateRecord)
+  const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking, options: { signed: boolean }) => {
     // Pure ASCII (decisions.md 4) so that `x-signature` verifies however the client reads the bytes.
     const body = asciiJson(fullRecord(tracking))
-    await deps.decorateRecord?.(tracking, body, reply)
+    // Only reads are signed (decisions.md 4): an RSA signature costs more CPU than the rest of a create.
+    if (options.signed) await decorateRecord?.(tracking, body, reply)
     return reply.code(status).type('application/json').send(body)
   }
 
@@ -39,12 +42,12 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDep
     switch (outcome.kind) {
       case 'created':
         deps.events.emit('tracked', outcome.tracking)
-        return sendRecord(reply, 201, outcome.tracking)
+        return sendRecord(reply, 201, outcome.tracking, { signed: false })
       case 'existing':
         if (outcome.tracking.transaction && parsed.value.transaction && outcome.tracking.status === 'pending') {
           deps.events.emit('tracked', outcome.tracking)
         }
-        return sendRecord(reply, 200, outcome.tracking)
+        return sendRecord(reply, 200, outcome.tracking, { signed: false })
       case 'conflict':
         throw new HttpProblem(409, 'CONFLICT', outcome.detail)
       case 'invalid':
@@ -68,8 +71,10 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDep
       response: { 200: paymentRecordSchema, '4xx': problemSchema },
     },
   }, async (request, reply) => {
-    const tracking = await findTrackingBySecret(deps.db, callerOf(request).accountId, request.params.secret_id)
+    const secretId = request.params.secret_id
+    // A string no create accepts as secret_id or uuid cannot be stored: no query for it.
+    const tracking = secretPattern.test(secretId) ? await findTrackingBySecret(deps.db, callerOf(request).accountId, secretId) : undefined
     if (!tracking) throw notFound('payment tracking')
-    return sendRecord(reply, 200, tracking)
+    return sendRecord(reply, 200, tracking, { signed: true })
   })
 }
