@@ -1,0 +1,202 @@
+// npm run bench:api — the payments API against PostgreSQL, measured with autocannon in one run:
+//   1. a bare Fastify route doing one `pg` insert (the baseline),
+//   2. POST /v2/payments creating a new tracking per request (unique nonce and secret_id),
+//   3. GET /v2/payments/{secret_id} reading them back: each once (every answer freshly signed), then
+//      polling 1,000 of them (an unchanged record's signature is reused),
+// each server in its own process (autocannon takes the other core), and prints req/s, p50/p99 and
+// the creates/baseline ratio. Targets (2 cores): ≥ 3,000 creates/s, ≥ 10,000 reads/s, ratio ≥ 0.6.
+//
+// Options (environment): DATABASE_URL (server to create a scratch database on; default local),
+// BENCH_SECONDS (per measurement, default 10), BENCH_CONNECTIONS (default 50), BENCH_BACKGROUND=true
+// to also run chain followers and callback workers in the service, BENCH_PROFILE=<dir> to write a CPU
+// profile of the service there, BENCH_CALLBACK=<url> to use another callback URL.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { startAnvil } from '../test/support/anvil.ts'
+
+interface Histogram { average: number; p50: number; p99: number; max: number }
+interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
+interface RequestSpec { method: string; path: string; headers?: Record<string, string>; setupRequest?: (request: RequestSpec) => RequestSpec; body?: string }
+type Autocannon = (options: { url: string; connections: number; duration: number; pipelining?: number; requests: RequestSpec[] }) => Promise<Result>
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const node = process.execPath
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const ADMIN_TOKEN = randomBytes(16).toString('hex')
+
+const children: ChildProcess[] = []
+const cleanups: (() => Promise<void> | void)[] = []
+
+async function main(): Promise<void> {
+  console.log(`bench:api — ${cpus().length} cores, ${connections} connections, ${seconds} s per measurement, PostgreSQL`)
+  const databaseUrl = await createDatabase()
+  const anvil = await startAnvil()
+  cleanups.push(() => anvil.stop())
+  const dir = mkdtempSync(join(tmpdir(), 'paywatch-bench-'))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  const configFile = join(dir, 'config.json')
+  writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } } }))
+
+  const [servicePort, barePort] = [await freePort(), await freePort()]
+  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  const serviceUrl = await startChild('service', [...profile, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])], {
+    DATABASE_URL: databaseUrl, PORT: String(servicePort), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir,
+    PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
+    PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
+  })
+  const bareUrl = await startChild('bare', [join(root, 'bench', 'bare-server.ts')], { DATABASE_URL: databaseUrl, PORT: String(barePort) })
+  const apiKey = await createKey(serviceUrl)
+
+  const run = randomBytes(4).toString('hex')
+  // An IP literal: a host name costs a DNS lookup per create (the SSRF guard); BENCH_CALLBACK to measure that.
+  const callback = process.env.BENCH_CALLBACK ?? 'https://93.184.215.14/paywatch/callback'
+  let created = 0
+  const createBody = (n: number) => JSON.stringify({
+    blockchain: 'ethereum', sender: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', nonce: n,
+    receiver: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+    amount: '1.25', after_block: 1_000, secret_id: `bench-${run}-${n}`, callback,
+    payload: { order: n },
+  })
+  const json = { 'content-type': 'application/json' }
+  const bare = (): RequestSpec[] => [{
+    method: 'POST', path: '/bare', headers: json,
+    setupRequest: (request) => ({ ...request, body: createBody(created++) }),
+  }]
+  const creates = (): RequestSpec[] => [{
+    method: 'POST', path: '/v2/payments', headers: { ...json, 'x-api-key': apiKey },
+    setupRequest: (request) => ({ ...request, body: createBody(created++) }),
+  }]
+  const firstCreate = () => created
+  let readIndex = 0
+  const reads = (from: number, to: number): RequestSpec[] => [{
+    method: 'GET', path: '/', headers: { ...json, 'x-api-key': apiKey },
+    setupRequest: (request) => ({ ...request, path: `/v2/payments/bench-${run}-${from + (readIndex++ % (to - from))}` }),
+  }]
+
+  // Warm-up: JIT, connection pools, caches.
+  await measure(`${bareUrl}`, bare(), 2)
+  await measure(`${serviceUrl}`, creates(), 2)
+
+  const baseline = await measure(bareUrl, bare(), seconds)
+  const from = firstCreate()
+  const create = await measure(serviceUrl, creates(), seconds)
+  // The last requests of a run may have been cut off: read only those surely answered.
+  const to = created - 2 * connections
+  // Reads of records not read before: each response is signed (x-signature, RSA-2048).
+  readIndex = 0
+  const read = await measure(serviceUrl, reads(from, to), seconds)
+  // Polling: the same 1,000 records again and again; an unchanged record's signature is reused.
+  const hot = Math.min(1_000, to - from)
+  readIndex = 0
+  await measure(serviceUrl, reads(from, from + hot), 1)
+  const poll = await measure(serviceUrl, reads(from, from + hot), seconds)
+
+  const rows = [
+    ['bare Fastify + one pg insert', baseline],
+    ['POST /v2/payments (create)', create],
+    [`GET /v2/payments/{secret_id}, ${to - from} records`, read],
+    [`GET /v2/payments/{secret_id}, polling ${hot} records`, poll],
+  ] as const
+  console.log('')
+  console.log('| measurement | req/s | p50 ms | p99 ms | non-2xx | errors |')
+  console.log('|---|---:|---:|---:|---:|---:|')
+  for (const [name, r] of rows) {
+    console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} | ${r.errors + r.timeouts} |`)
+  }
+  const ratio = create.requests.average / baseline.requests.average
+  console.log('')
+  console.log(`creates/s ${Math.round(create.requests.average)} (target ≥ 3000) ${create.requests.average >= 3000 ? 'OK' : 'BELOW'}`)
+  for (const [name, r] of [['reads/s (each signed)', read], ['reads/s (polling)', poll]] as const) {
+    console.log(`${name} ${Math.round(r.requests.average)} (target ≥ 10000) ${r.requests.average >= 10000 ? 'OK' : 'BELOW'}`)
+  }
+  console.log(`ratio creates / bare insert ${ratio.toFixed(2)} (target ≥ 0.6) ${ratio >= 0.6 ? 'OK' : 'BELOW'}`)
+  for (const [name, r] of rows) {
+    if (r.non2xx > 0 || r.errors > 0) console.log(`warning: ${name} had ${r.non2xx} non-2xx answers and ${r.errors} errors`)
+  }
+}
+
+async function measure(url: string, requests: RequestSpec[], duration: number): Promise<Result> {
+  return autocannon({ url, connections, duration, pipelining: 1, requests })
+}
+
+async function createDatabase(): Promise<string> {
+  const name = `pw_bench_${randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await client.end()
+  })
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** Starts a server script and resolves with its URL once it printed {"listening": …}. */
+function startChild(name: string, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(child)
+    let output = ''
+    const onData = (chunk: Buffer) => {
+      output += chunk
+      const line = output.split('\n').find((l) => l.startsWith('{"listening"'))
+      if (line) resolve((JSON.parse(line) as { listening: string }).listening)
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk
+      if (process.env.BENCH_VERBOSE) process.stderr.write(chunk)
+    })
+    child.on('exit', (code) => reject(new Error(`${name} server exited (${code}): ${output}`)))
+  })
+}
+
+async function createKey(serviceUrl: string): Promise<string> {
+  const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
+  const account = await (await fetch(`${serviceUrl}/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json() as { id: string }
+  const key = await (await fetch(`${serviceUrl}/admin/accounts/${account.id}/api-keys`, { method: 'POST', headers, body: '{}' })).json() as { key: string }
+  return key.key
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.removeAllListeners('exit')
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
+  })))
+  for (const fn of cleanups.reverse()) await fn()
+}
+
+try {
+  await main()
+} finally {
+  await cleanup()
+}
