@@ -28,7 +28,8 @@ export interface ChainReader {
   headerByHash(hash: Hash): Promise<BlockHeader | null>
   /** A block with its full transactions. */
   block(ref: BlockRef): Promise<FullBlock | null>
-  blockReceipts(hash: Hash): Promise<TransactionReceipt[] | null>
+  /** The receipts of a block (only those of `only`, when given: the others are not even formatted). */
+  blockReceipts(hash: Hash, only?: Set<string>): Promise<TransactionReceipt[] | null>
   receipt(hash: Hash): Promise<TransactionReceipt | null>
   transaction(hash: Hash): Promise<Transaction | null>
   transactionCount(address: Address, ref: BlockRef): Promise<bigint>
@@ -70,9 +71,11 @@ export function createChainReader(client: PublicClient): ChainReader {
       const raw = await request<RawBlock | null>('eth_getBlockByNumber', [tag(ref), true])
       return raw ? toFullBlock(raw) : null
     },
-    async blockReceipts(hash) {
+    async blockReceipts(hash, only) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0][] | null>('eth_getBlockReceipts', [hash])
-      return raw ? raw.map((receipt) => formatTransactionReceipt(receipt)) : null
+      if (!raw) return null
+      const wanted = only ? raw.filter((receipt) => only.has(String(receipt.transactionHash).toLowerCase())) : raw
+      return wanted.map((receipt) => formatTransactionReceipt(receipt))
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])

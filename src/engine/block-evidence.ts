@@ -34,11 +34,10 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
       if (hashes.length === 0) return new Map()
       if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)
       try {
-        const all = await reader.blockReceipts(block.hash)
-        if (all) {
+        const wanted = await reader.blockReceipts(block.hash, new Set(hashes))
+        if (wanted) {
           blockReceipts = 'supported'
-          const wanted = new Set(hashes)
-          return new Map(all.filter((r) => wanted.has(r.transactionHash.toLowerCase())).map((r) => [r.transactionHash.toLowerCase(), r]))
+          return new Map(wanted.map((r) => [r.transactionHash.toLowerCase(), r]))
         }
       } catch (error) {
         if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error

@@ -11,7 +11,7 @@ import type { TrackingEvents } from '../payments/events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import { countPendingTrackings, findPendingTracking } from '../store/tracking-matches.ts'
 import { createReceiptSource } from './block-evidence.ts'
-import { createChainProcessor } from './chain-processor.ts'
+import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import { createEngineMetrics } from './engine-metrics.ts'
 import { checkNewTracking, type FastPathDeps } from './fast-path.ts'
@@ -33,6 +33,8 @@ export interface ChainEngineOptions {
   lockRetryMs?: number
   /** Fast-path checks running at once. */
   fastPathConcurrency?: number
+  /** Told after each processed block (benchmarks, diagnostics). */
+  onBlockProcessed?: (info: BlockProcessed) => void
 }
 
 export interface ChainEngine {
@@ -82,6 +84,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     const processor = createChainProcessor({
       chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, metrics, logger, clock,
       holds: (number, hash) => runner?.follower?.holds(number, hash),
+      onBlockProcessed: options.onBlockProcessed,
     })
     runner = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
     const current = runner

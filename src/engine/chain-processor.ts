@@ -24,6 +24,19 @@ export interface ChainProcessorDeps {
   clock: () => Date
   /** The follower's window: whether `hash` is canonical at `number` (undefined outside the window). */
   holds(number: bigint, hash: string): boolean | undefined
+  /** Told after each block (benchmarks, diagnostics). */
+  onBlockProcessed?: (info: BlockProcessed) => void
+}
+
+export interface BlockProcessed {
+  chain: string
+  number: bigint
+  transactions: number
+  /** Pending trackings whose sender+nonce or hash appear in the block. */
+  candidates: number
+  /** Trackings already matched and re-judged with this block. */
+  rejudged: number
+  ms: number
 }
 
 export interface ChainProcessor {
@@ -41,22 +54,24 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   /** The finalized block the matched trackings were last judged with. */
   let judgedFinalized = -1n
 
-  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>) => {
-    for (const { tracking, match } of await findMatchedTrackings(deps.db, deps.chain)) {
-      if (skip.has(tracking.id)) continue
+  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>): Promise<number> => {
+    const matched = await findMatchedTrackings(deps.db, deps.chain)
+    // Independent trackings: their writes go out together (the pool serves them in parallel).
+    await settleAll(matched.map(async ({ tracking, match }) => {
+      if (skip.has(tracking.id)) return
       const canonical = deps.holds(match.blockNumber, match.blockHash)
       if (canonical === false) {
         // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
         await deleteMatches(deps.db, [tracking.id])
         deps.verdicts.searchingAgain(tracking.id)
         log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
-        continue
+        return
       }
       let evidence = match.evidence
       let stored = true
       if (!evidence) {
         const read = await reread(tracking, match)
-        if (!read) continue
+        if (!read) return
         evidence = read
         match.evidence = evidence
         match.pendingHashes = null
@@ -65,8 +80,9 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const expectation = expectationOf(tracking)
       const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
       await deps.verdicts.apply(tracking, expectation, judgement, match, stored)
-    }
+    }))
     judgedFinalized = finalized
+    return matched.length
   }
 
   /** A match whose transactions could not be read when found: read them by hash now. */
@@ -86,56 +102,73 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     }
   }
 
+  const judgeCandidates = async (block: FullBlock, finalized: bigint, candidates: Tracking[]) => {
+    if (candidates.length === 0) return
+    const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
+    await settleAll(findings.map(async (finding) => {
+      const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
+      if (finding.kind === 'unresolved') {
+        blockLog.warn({ err: finding.error }, 'payment transaction found but unreadable; retrying on the next block')
+        await saveMatch(deps.db, finding.match, deps.clock())
+        return
+      }
+      const expectation = expectationOf(finding.tracking)
+      const judgement = judge(expectation, {
+        given: finding.given, consumer: finding.consumer, position: { head: block.number, finalized, canonical: true },
+      })
+      blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
+      await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false)
+    }))
+  }
+
   const onBlock = async (block: FullBlock, finalized: bigint) => {
     const started = performance.now()
     const candidates = await findBlockCandidates(
-      deps.db,
-      deps.chain,
-      block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce) })),
-      block.transactions.map((tx) => tx.hash),
+      deps.db, deps.chain, block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
     )
-    const judgedNow = new Set<string>()
-    if (candidates.length > 0) {
-      const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
-      for (const finding of findings) {
-        judgedNow.add(finding.tracking.id)
-        const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
-        if (finding.kind === 'unresolved') {
-          blockLog.warn({ err: finding.error }, 'payment transaction found but unreadable; retrying on the next block')
-          await saveMatch(deps.db, finding.match, deps.clock())
-          continue
-        }
-        const expectation = expectationOf(finding.tracking)
-        const judgement = judge(expectation, {
-          given: finding.given, consumer: finding.consumer, position: { head: block.number, finalized, canonical: true },
-        })
-        blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
-        await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false)
-      }
-    }
-    await rejudge(block.number, finalized, judgedNow)
-    deps.metrics.blockProcessed(deps.chain, (performance.now() - started) / 1000)
+    // The block's own candidates and the trackings matched earlier are distinct sets: judged together.
+    const [, rejudged] = await settleAll([
+      judgeCandidates(block, finalized, candidates),
+      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id))),
+    ] as const)
+    const ms = performance.now() - started
+    deps.metrics.blockProcessed(deps.chain, ms / 1000)
+    deps.onBlockProcessed?.({
+      chain: deps.chain, number: block.number, transactions: block.transactions.length, candidates: candidates.length, rejudged, ms,
+    })
     deps.metrics.head(deps.chain, block.number, block.timestamp)
   }
 
-  return {
-    async handle(event) {
-      switch (event.type) {
-        case 'block':
-          return onBlock(event.block, event.finalized)
-        case 'reorg': {
-          const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor)
-          for (const id of dropped) deps.verdicts.searchingAgain(id)
-          deps.metrics.reorg(deps.chain, event.removed.length)
-          if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
-          return
-        }
-        case 'finalize':
-          deps.metrics.finalized(deps.chain, event.finalized)
-          // Blocks already carried this finalized number, unless none arrived since it advanced.
-          if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set())
-          return
+  const handle = async (event: FollowerEvent): Promise<void> => {
+    switch (event.type) {
+      case 'block':
+        return onBlock(event.block, event.finalized)
+      case 'reorg': {
+        const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor)
+        for (const id of dropped) deps.verdicts.searchingAgain(id)
+        deps.metrics.reorg(deps.chain, event.removed.length)
+        if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
+        return
       }
-    },
+      case 'finalize':
+        deps.metrics.finalized(deps.chain, event.finalized)
+        // Blocks already carried this finalized number, unless none arrived since it advanced.
+        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set())
+        return
+    }
   }
+
+  return {
+    // The block just read extends the window: its own re-check before success would ask the RPC
+    // what it answered a moment ago.
+    handle: (event) => deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event)),
+  }
+}
+
+/** Waits for every one (none keeps running behind a failure), then throws the first failure. */
+async function settleAll<T extends readonly unknown[]>(work: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(work)
+  const failed = settled.find((result) => result.status === 'rejected')
+  if (failed) throw failed.reason
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> }
 }

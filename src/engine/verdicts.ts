@@ -33,7 +33,11 @@ export interface Verdicts {
   searchingAgain(trackingId: string): void
   /** Publishes progress for `tracking` when it differs from the last one published. */
   progress(tracking: Tracking, required: number, passed: number): void
-  forget(trackingId: string): void
+  /**
+   * Runs one follower event: within it, each block's canonical re-check is asked once, and
+   * `fresh` (the block just read from the RPC) needs no re-check.
+   */
+  round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>): Promise<T>
 }
 
 export function createVerdicts(deps: VerdictDeps): Verdicts {
@@ -47,9 +51,21 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     deps.events.emit('progress', { tracking, required, passed })
   }
 
-  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null) => {
+  /** Canonical answers of the current round (undefined outside a round: always ask). */
+  let canonicalInRound: Map<string, Promise<boolean>> | undefined
+  const isCanonical = (number: bigint, hash: string): Promise<boolean> => {
+    const key = `${number}:${hash.toLowerCase()}`
+    let answer = canonicalInRound?.get(key)
+    if (!answer) {
+      answer = deps.isCanonical(number, hash)
+      canonicalInRound?.set(key, answer)
+    }
+    return answer
+  }
+
+  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null, stored: boolean) => {
     const log = deps.logger.child({ chain: deps.chain, tracking: tracking.id, block: match?.blockNumber })
-    if (match && !(await deps.isCanonical(match.blockNumber, match.blockHash))) {
+    if (match && !(await isCanonical(match.blockNumber, match.blockHash))) {
       // The block was reorganized away after the window last saw it: the follower will notice
       // and the tracking is searched for again.
       log.info('inclusion block no longer canonical: not completing yet')
@@ -57,7 +73,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     }
     const done = await completeTracking(deps.db, tracking.id, completion, deps.clock())
     published.delete(tracking.id)
-    if (match) await deleteMatches(deps.db, [tracking.id])
+    if (stored) await deleteMatches(deps.db, [tracking.id])
     if (!done) return
     deps.metrics.completed(deps.chain, done.status, done.failedReason)
     log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
@@ -66,7 +82,15 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
 
   return {
     progress,
-    forget: (trackingId) => void published.delete(trackingId),
+    async round(fresh, work) {
+      canonicalInRound = new Map()
+      if (fresh) canonicalInRound.set(`${fresh.number}:${fresh.hash.toLowerCase()}`, Promise.resolve(true))
+      try {
+        return await work()
+      } finally {
+        canonicalInRound = undefined
+      }
+    },
     searchingAgain(trackingId) {
       const last = published.get(trackingId)
       if (last && last.passed !== 0) progress(last.tracking, last.required, 0)
@@ -79,9 +103,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           if (match) progress(tracking, judgement.confirmations.required, judgement.confirmations.passed)
           return
         case 'success':
-          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction }, match)
+          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction }, match, stored)
         case 'failed':
-          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match)
+          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored)
       }
     },
   }

@@ -32,27 +32,26 @@ const decode = (value: unknown): unknown =>
   )
 
 /**
- * The pending trackings of `chain` whose (sender, nonce) or transaction hash appear in a block:
- * one statement, each side answered by a partial index (trackings_pending_sender_nonce,
- * trackings_pending_transaction), so its cost follows the block's size, not the number of
- * pending trackings.
+ * The pending trackings of `chain` whose (sender, nonce) or transaction hash appear in a block: one
+ * statement, two index probes per transaction (trackings_pending_sender_nonce,
+ * trackings_pending_transaction), so its cost follows the block's size, not the number of pending
+ * trackings. (Written as a LATERAL join: a UNION of the two sides gets a parallel plan whose worker
+ * start-up costs more than the lookups themselves.)
  */
-export async function findBlockCandidates(
-  db: Db,
-  chain: string,
-  pairs: { sender: string; nonce: bigint }[],
-  hashes: string[],
-): Promise<Tracking[]> {
-  if (pairs.length === 0 && hashes.length === 0) return []
-  const senders = pairs.map((p) => p.sender.toLowerCase())
-  const nonces = pairs.map((p) => p.nonce.toString())
+export async function findBlockCandidates(db: Db, chain: string, transactions: { sender: string; nonce: bigint; hash: string }[]): Promise<Tracking[]> {
+  if (transactions.length === 0) return []
+  const senders = transactions.map((tx) => tx.sender.toLowerCase())
+  const nonces = transactions.map((tx) => tx.nonce.toString())
+  const hashes = transactions.map((tx) => tx.hash.toLowerCase())
   const result = await sql<TrackingRow>`
-    SELECT t.* FROM unnest(${senders}::text[], ${nonces}::numeric[]) AS b(sender, nonce)
-      JOIN trackings t ON t.blockchain = ${chain} AND t.sender = b.sender AND t.nonce = b.nonce AND t.status = 'pending'
-    UNION ALL
-    SELECT t.* FROM trackings t
-      WHERE t.blockchain = ${chain} AND t.status = 'pending' AND t.transaction IS NOT NULL
-        AND t.transaction = ANY(${hashes.map((h) => h.toLowerCase())}::text[])`.execute(db)
+    SELECT t.* FROM unnest(${senders}::text[], ${nonces}::numeric[], ${hashes}::text[]) AS b(sender, nonce, hash)
+    CROSS JOIN LATERAL (
+      SELECT * FROM trackings s
+        WHERE s.blockchain = ${chain} AND s.status = 'pending' AND s.sender = b.sender AND s.nonce = b.nonce
+      UNION ALL
+      SELECT * FROM trackings h
+        WHERE h.blockchain = ${chain} AND h.status = 'pending' AND h.transaction IS NOT NULL AND h.transaction = b.hash
+    ) t`.execute(db)
   const byId = new Map<string, Tracking>()
   for (const row of result.rows) if (!byId.has(row.id)) byId.set(row.id, rowToTracking(row))
   return [...byId.values()]

@@ -1,0 +1,183 @@
+// npm run bench:tracking — the chain engine on a local Anvil with 1,000 / 10,000 / 100,000 pending
+// trackings (inserted in bulk), blocks of ~200 transactions of which 10 pay a tracking (native and
+// ERC-20; some named by hash, some traces; 2 of them wait for 3 confirmations).
+//
+// Per size: RPC calls per block, database queries per block, block processing time p50/p99 (from
+// the block read to every judgement written), time from `evm_mine` to the status written (the
+// follower is woken by newHeads over WebSocket), and RSS. The work per block must not grow with the
+// number of pending trackings.
+import { performance } from 'node:perf_hooks'
+import { sql, type KyselyPlugin } from 'kysely'
+import type { Counter } from 'prom-client'
+import { encodeFunctionData, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
+import type { BlockProcessed } from '../src/engine/chain-processor.ts'
+import { createChainEngine } from '../src/engine/chain-engine.ts'
+import type { Tracking } from '../src/domain/tracking.ts'
+import { insertTracking } from '../src/store/trackings.ts'
+import { deployToken, startAnvil, testTokenAbi } from '../test/support/index.ts'
+import { startTestService } from '../test/support/service.ts'
+
+const SIZES = [1_000, 10_000, 100_000]
+const BLOCKS_PER_SIZE = Number(process.env.BENCH_BLOCKS ?? 30)
+const TXS_PER_BLOCK = 200
+const MATCHES_PER_BLOCK = 10
+const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+const fresh = (): Address => privateKeyToAddress(generatePrivateKey())
+
+const anvil = await startAnvil({ noMining: true, extraArgs: ['--auto-impersonate', '--gas-limit', '100000000'] })
+let rpcId = 0
+async function batch<T>(calls: { method: string; params: unknown[] }[]): Promise<T[]> {
+  const response = await fetch(anvil.rpcUrl, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map((call) => ({ jsonrpc: '2.0', id: ++rpcId, ...call }))),
+  })
+  const answers = (await response.json()) as { id: number; result?: T; error?: { message: string } }[]
+  answers.sort((a, b) => a.id - b.id)
+  for (const answer of answers) if (answer.error) throw new Error(answer.error.message)
+  return answers.map((answer) => answer.result as T)
+}
+
+const service = await startTestService({
+  background: false,
+  chains: { ethereum: { rpc: [anvil.wsUrl], chainId: anvil.chainId, pollingIntervalMs: 60_000 } },
+})
+try {
+  console.log(`database: ${service.database.kind}; blocks of ${TXS_PER_BLOCK} transactions, ${MATCHES_PER_BLOCK} paying a tracking`)
+  const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
+  const senders = Array.from({ length: TXS_PER_BLOCK }, fresh)
+  await batch(senders.map((address) => ({ method: 'anvil_setBalance', params: [address, '0x3635c9adc5dea00000'] })))
+  const minter = anvil.accounts[0]!.address
+  const minterNonce = await anvil.publicClient.getTransactionCount({ address: minter })
+  await batch(senders.map((to, i) => ({
+    method: 'eth_sendTransaction',
+    params: [{
+      from: minter, to: token, nonce: `0x${(minterNonce + i).toString(16)}`,
+      data: encodeFunctionData({ abi: testTokenAbi, functionName: 'mint', args: [to, 10n ** 15n] }),
+    }],
+  })))
+  await anvil.rpc('evm_mine')
+  const { accountId } = await service.newAccount('bench')
+
+  // The engine on a query-counting view of the database.
+  let queries = 0
+  const counting: KyselyPlugin = {
+    transformQuery: (args) => {
+      queries++
+      return args.node
+    },
+    transformResult: async (args) => args.result,
+  }
+  const processed = new Map<bigint, BlockProcessed>()
+  const completedAt = new Map<string, number>()
+  service.events.on('completed', (tracking: Tracking) => completedAt.set(tracking.id, performance.now()))
+  const engine = createChainEngine(service.common, {
+    database: { ...service.database, db: service.database.db.withPlugin(counting) },
+    chains: service.chains, events: service.events, fallbackReadiness: async () => [],
+  }, { onBlockProcessed: (info) => processed.set(info.number, info) })
+  await engine.start()
+  const rpcCalls = async () => {
+    const metric = service.common.metrics.registry.getSingleMetric('paywatch_rpc_requests_total') as Counter
+    return (await metric.get()).values.reduce((sum, v) => sum + v.value, 0)
+  }
+  const waitUntil = async (what: string, check: () => boolean) => {
+    const deadline = Date.now() + 30_000
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+  await waitUntil('the engine to follow', () => engine.runner('ethereum')?.follower?.state.head !== undefined)
+
+  let pending = 0
+  let nonce = 0
+  let matchSerial = 0
+  const rows: string[][] = []
+  for (const size of SIZES) {
+    // Bulk insert of non-matching pending trackings: random senders, half named by a random hash.
+    const missing = size - pending
+    await sql`
+      INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
+        commitment, confirmations, after_block, amount, transaction, status, created_at, updated_at)
+      SELECT md5('id' || g || ${size}), ${accountId}, md5('secret' || g || ${size}), 'current', 'ethereum',
+        '0x' || substr(md5('s' || g || ${size}), 1, 32) || substr(md5('t' || g || ${size}), 1, 8), g % 100,
+        '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
+        CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending', now(), now()
+      FROM generate_series(1, ${missing}::int) AS g`.execute(service.database.db)
+    await sql`ANALYZE trackings`.execute(service.database.db)
+    pending = size
+
+    const rpcPerBlock: number[] = []
+    const queriesPerBlock: number[] = []
+    const processing: number[] = []
+    const minedToWritten: number[] = []
+    for (let b = 0; b < BLOCKS_PER_SIZE; b++) {
+      const payers = new Set(Array.from({ length: MATCHES_PER_BLOCK }, (_, j) => (b * MATCHES_PER_BLOCK + j * 17) % TXS_PER_BLOCK))
+      const receivers = new Map<number, Address>()
+      const calls = senders.map((from, i) => {
+        if (!payers.has(i)) return { method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] }
+        const receiver = fresh()
+        receivers.set(i, receiver)
+        return i % 2 === 0
+          ? { method: 'eth_sendTransaction', params: [{ from, to: receiver, value: '0x2386f26fc10000', nonce: `0x${nonce.toString(16)}` }] }
+          : { method: 'eth_sendTransaction', params: [{ from, to: token, nonce: `0x${nonce.toString(16)}`, data: encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [receiver, 1_000_000n] }) }] }
+      })
+      const hashes = await batch<Hex>(calls)
+      // The paying trackings, stored as POST /v2/payments would (no fast path: they are not mined yet).
+      const now = new Date()
+      const matching: Tracking[] = [...receivers].map(([i, receiver], k) => ({
+        id: `bench-match-${++matchSerial}`, accountId, secretId: `bench-match-${matchSerial}`, shape: 'current',
+        blockchain: 'ethereum', sender: senders[i]!.toLowerCase(), nonce: BigInt(nonce), receiver: receiver.toLowerCase(),
+        token: i % 2 === 0 ? NATIVE : token, decimals: i % 2 === 0 ? 18 : 6, commitment: 'confirmed',
+        confirmations: k < 2 ? 3 : 1, afterBlock: 0n, amount: i % 2 === 0 ? '0.01' : '1', feeAmount: null, feeReceiver: null,
+        transaction: k % 2 === 0 ? hashes[i]!.toLowerCase() : null, payload: null, callback: 'https://merchant.example/cb',
+        forwardTo: null, forwardOnFailure: false, integrationId: null, linkId: null, shop: null, shopifyPaymentId: null,
+        status: 'pending', failedReason: null, release: false, confirmedAt: null, createdAt: now, updatedAt: now,
+      }))
+      await Promise.all(matching.map((tracking) => insertTracking(service.database.db, tracking)))
+      const immediate = matching.filter((m) => m.confirmations === 1).map((m) => m.id)
+
+      const rpcBefore = await rpcCalls()
+      const queriesBefore = queries
+      const minedAt = performance.now()
+      await anvil.rpc('evm_mine')
+      const number = await anvil.publicClient.getBlockNumber()
+      await waitUntil(`block ${number}`, () => processed.has(number) && immediate.every((id) => completedAt.has(id)))
+      rpcPerBlock.push((await rpcCalls()) - rpcBefore)
+      queriesPerBlock.push(queries - queriesBefore)
+      processing.push(processed.get(number)!.ms)
+      minedToWritten.push(Math.max(...immediate.map((id) => completedAt.get(id)!)) - minedAt)
+      nonce++
+    }
+    const pendingNow = await service.database.db.selectFrom('trackings').select(({ fn }) => fn.countAll<string>().as('n'))
+      .where('status', '=', 'pending').executeTakeFirstOrThrow()
+    const rss = process.memoryUsage().rss / 2 ** 20
+    rows.push([
+      size.toLocaleString('en'), pendingNow.n, mean(rpcPerBlock).toFixed(1), mean(queriesPerBlock).toFixed(1),
+      percentile(processing, 50).toFixed(1), percentile(processing, 99).toFixed(1),
+      percentile(minedToWritten, 50).toFixed(1), percentile(minedToWritten, 99).toFixed(1), rss.toFixed(0),
+    ])
+    console.log(`${size.toLocaleString('en')} pending: done`)
+  }
+  const header = ['pending', 'pending now', 'RPC calls/block', 'DB queries/block', 'processing p50 ms', 'p99 ms', 'mined→written p50 ms', 'p99 ms', 'RSS MB']
+  console.log()
+  console.log(`| ${header.join(' | ')} |`)
+  console.log(`|${header.map(() => '---').join('|')}|`)
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+  const smallest = rows[0]!
+  const largest = rows.at(-1)!
+  console.log()
+  const ratio = (column: number) => (Number(largest[column]) / Number(smallest[column])).toFixed(2)
+  console.log(`ratio ${largest[0]} vs ${smallest[0]} pending: RPC calls/block ×${ratio(2)}, DB queries/block ×${ratio(3)}, ` +
+    `processing p50 ×${ratio(4)}`)
+  await engine.stop()
+} finally {
+  await service.close()
+  await anvil.stop()
+}
