@@ -1,0 +1,60 @@
+// Several RPC URLs: a dead first URL is cooled down and asked rarely while the next one serves;
+// and an RPC that was unreachable at start is checked (eth_chainId) before the chain is followed.
+import assert from 'node:assert/strict'
+import { after, test } from 'node:test'
+import { parseEther } from 'viem'
+import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
+import { startFaultyRpcProxy, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
+import type { TestService } from '../support/service.ts'
+import { createPayment, freshAddress, startEngineService, waitFor, waitForFinal } from './support.ts'
+
+const cleanup: (() => Promise<void>)[] = []
+after(async () => {
+  for (const step of cleanup.reverse()) await step()
+})
+
+async function setUp(): Promise<{ anvil: Anvil; proxy: FaultyRpcProxy }> {
+  const anvil = await startAnvil()
+  cleanup.push(() => anvil.stop())
+  const proxy = await startFaultyRpcProxy(anvil.rpcUrl, { drop: 1 })
+  cleanup.push(() => proxy.close())
+  return { anvil, proxy }
+}
+
+async function serve(anvil: Anvil, chain: Record<string, unknown>): Promise<TestService> {
+  const service = await startEngineService(anvil, { chain })
+  cleanup.push(() => service.close())
+  return service
+}
+
+test('a dead first URL is skipped after it failed, the second one serves', async () => {
+  const { anvil, proxy: dead } = await setUp()
+  const service = await serve(anvil, { rpc: [dead.url, anvil.rpcUrl] })
+  const { apiKey } = await service.newAccount()
+  const sender = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const { request } = await createPayment(service, apiKey, anvil, sender, { receiver, amount: '1', confirmations: 3 })
+  await sendNative(anvil, sender, receiver, parseEther('1'))
+  await sendNative(anvil, anvil.accounts[2]!, freshAddress(), 1n)
+  await sendNative(anvil, anvil.accounts[2]!, freshAddress(), 1n)
+  assert.equal((await waitForFinal(service, apiKey, request.secret_id)).status, 'success')
+
+  const metrics = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
+  const total = [...metrics.matchAll(/paywatch_rpc_requests_total\{chain="ethereum",method="[^"]+"\} (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)
+  assert.ok(dead.injected.drop >= 1, 'the dead URL was tried')
+  assert.ok(dead.injected.drop * 4 < total, `the dead URL is cooled down: ${dead.injected.drop} of ${total} requests`)
+})
+
+test('an RPC unreachable at start is checked before following: another network disables the chain', async () => {
+  const { anvil, proxy } = await setUp()
+  // Configured as Ethereum mainnet (chain id 1); Anvil answers 31337 once it is reachable.
+  const service = await serve(anvil, { rpc: [proxy.url], chainId: 1, rpcTimeoutMs: 200 })
+  assert.ok(service.chains.get('ethereum'), 'unreachable at start: not disabled yet')
+  assert.equal(service.engine.runner('ethereum')!.status === 'following', false)
+  proxy.setRates({ drop: 0 })
+  await waitFor('the chain to be disabled', async () => (service.engine.runner('ethereum')!.status === 'disabled' ? true : undefined))
+  assert.equal(service.engine.runner('ethereum')!.follower, undefined, 'never followed')
+  const ready = await service.app.inject({ method: 'GET', url: '/readyz' })
+  assert.equal(ready.statusCode, 503)
+  assert.deepEqual(ready.json().chains, [{ name: 'ethereum', ok: false, error: 'the RPC serves another network' }])
+})
