@@ -155,9 +155,9 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       deps.events.on('tracked', onTracked)
       for (const context of contexts.values()) context.runner.start()
       const interval = options.sweepIntervalMs ?? Math.min(60_000, common.config.trackingTimeoutSec * 100)
-      sweeper = setInterval(() => {
-        sweep().catch((error: unknown) => logger.warn({ err: error }, 'time-out sweep failed'))
-      }, interval)
+      const sweepNow = () => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'time-out sweep failed'))
+      sweepNow()
+      sweeper = setInterval(sweepNow, interval)
       sweeper.unref()
     },
     async stop() {

@@ -56,6 +56,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
 
   const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>): Promise<number> => {
     const matched = await findMatchedTrackings(deps.db, deps.chain)
+    if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
     await settleAll(matched.map(async ({ tracking, match }) => {
       if (skip.has(tracking.id)) return

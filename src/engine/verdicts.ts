@@ -38,6 +38,8 @@ export interface Verdicts {
    * `fresh` (the block just read from the RPC) needs no re-check.
    */
   round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>): Promise<T>
+  /** Forgets the progress of trackings no longer matched (completed elsewhere: time-out, another node). */
+  retain(matchedIds: Set<string>): void
 }
 
 export function createVerdicts(deps: VerdictDeps): Verdicts {
@@ -82,6 +84,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
 
   return {
     progress,
+    retain(matchedIds) {
+      for (const id of published.keys()) if (!matchedIds.has(id)) published.delete(id)
+    },
     async round(fresh, work) {
       canonicalInRound = new Map()
       if (fresh) canonicalInRound.set(`${fresh.number}:${fresh.hash.toLowerCase()}`, Promise.resolve(true))
