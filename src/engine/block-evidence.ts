@@ -19,11 +19,14 @@ export interface ReceiptSource {
 }
 
 /**
- * Receipts for the matched transactions only: one `eth_getBlockReceipts` when several are needed
- * and the RPC offers it (learned once per chain), else one `eth_getTransactionReceipt` each.
+ * Receipts for the matched transactions only: one `eth_getTransactionReceipt` each (in parallel)
+ * while few are needed, else one `eth_getBlockReceipts` when the RPC offers it (learned once per
+ * chain). A whole block's receipts weigh megabytes on a busy chain and take nodes longer to build
+ * (Anvil: ~36 ms for 200 receipts, against ~10 ms for 10 single receipts in parallel), so they pay
+ * off only when many transactions of the block are payments.
  */
 export function createReceiptSource(reader: ChainReader, options: { blockReceiptsFrom?: number } = {}): ReceiptSource {
-  const threshold = options.blockReceiptsFrom ?? 4
+  const threshold = options.blockReceiptsFrom ?? 16
   let blockReceipts: 'unknown' | 'supported' | 'unsupported' = 'unknown'
   const perTransaction = async (hashes: string[]) => {
     const receipts = await Promise.all(hashes.map((hash) => reader.receipt(hash as Hash)))
