@@ -12,10 +12,10 @@
 // profile of the service there, BENCH_CALLBACK=<url> to use another callback URL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -87,19 +87,20 @@ async function main(): Promise<void> {
   await measure(`${bareUrl}`, bare(), 2)
   await measure(`${serviceUrl}`, creates(), 2)
 
-  const baseline = await measure(bareUrl, bare(), seconds)
+  const [servicePid, barePid] = [children[0]!.pid, children[1]!.pid]
+  const baseline = await measure(bareUrl, bare(), seconds, barePid)
   const from = firstCreate()
-  const create = await measure(serviceUrl, creates(), seconds)
+  const create = await measure(serviceUrl, creates(), seconds, servicePid)
   // The last requests of a run may have been cut off: read only those surely answered.
   const to = created - 2 * connections
   // Reads of records not read before: each response is signed (x-signature, RSA-2048).
   readIndex = 0
-  const read = await measure(serviceUrl, reads(from, to), seconds)
+  const read = await measure(serviceUrl, reads(from, to), seconds, servicePid)
   // Polling: the same 1,000 records again and again; an unchanged record's signature is reused.
   const hot = Math.min(1_000, to - from)
   readIndex = 0
   await measure(serviceUrl, reads(from, from + hot), 1)
-  const poll = await measure(serviceUrl, reads(from, from + hot), seconds)
+  const poll = await measure(serviceUrl, reads(from, from + hot), seconds, servicePid)
 
   const rows = [
     ['bare Fastify + one pg insert', baseline],
@@ -108,10 +109,11 @@ async function main(): Promise<void> {
     [`GET /v2/payments/{secret_id}, polling ${hot} records`, poll],
   ] as const
   console.log('')
-  console.log('| measurement | req/s | p50 ms | p99 ms | non-2xx | errors |')
-  console.log('|---|---:|---:|---:|---:|---:|')
+  console.log('| measurement | req/s | p50 ms | p99 ms | server CPU ms/req | non-2xx | errors |')
+  console.log('|---|---:|---:|---:|---:|---:|---:|')
   for (const [name, r] of rows) {
-    console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} | ${r.errors + r.timeouts} |`)
+    const cpu = r.cpuMsPerRequest === null ? 'n/a' : r.cpuMsPerRequest.toFixed(3)
+    console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${cpu} | ${r.non2xx} | ${r.errors + r.timeouts} |`)
   }
   const ratio = create.requests.average / baseline.requests.average
   console.log('')
@@ -120,13 +122,32 @@ async function main(): Promise<void> {
     console.log(`${name} ${Math.round(r.requests.average)} (target ≥ 10000) ${r.requests.average >= 10000 ? 'OK' : 'BELOW'}`)
   }
   console.log(`ratio creates / bare insert ${ratio.toFixed(2)} (target ≥ 0.6) ${ratio >= 0.6 ? 'OK' : 'BELOW'}`)
+  const load = loadavg()[0]!
+  if (load > cpus().length) console.log(`note: load average ${load.toFixed(1)} on ${cpus().length} cores while measuring: other processes shared the CPU`)
   for (const [name, r] of rows) {
     if (r.non2xx > 0 || r.errors > 0) console.log(`warning: ${name} had ${r.non2xx} non-2xx answers and ${r.errors} errors`)
   }
 }
 
-async function measure(url: string, requests: RequestSpec[], duration: number): Promise<Result> {
-  return autocannon({ url, connections, duration, pipelining: 1, requests })
+type Measured = Result & { cpuMsPerRequest: number | null }
+
+/** Runs autocannon against `url` and reads how much CPU the server process `pid` spent per request. */
+async function measure(url: string, requests: RequestSpec[], duration: number, pid?: number): Promise<Measured> {
+  const before = pid === undefined ? null : cpuMs(pid)
+  const result = await autocannon({ url, connections, duration, pipelining: 1, requests })
+  const after = pid === undefined ? null : cpuMs(pid)
+  const answered = result.requests.average * duration
+  return { ...result, cpuMsPerRequest: before !== null && after !== null && answered > 0 ? (after - before) / answered : null }
+}
+
+/** CPU time (user + system) of a process in ms, from /proc (Linux); null elsewhere. */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * (1000 / 100)
+  } catch {
+    return null
+  }
 }
 
 async function createDatabase(): Promise<string> {
