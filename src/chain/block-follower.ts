@@ -27,7 +27,11 @@ export interface FollowerState {
 }
 
 export interface BlockFollower {
-  /** Brings the chain up to the RPC's head (at most `maxBlocks` blocks); true when it got there. */
+  /**
+   * Brings the chain up to the RPC's head, at most `maxBlocks` blocks at a time: false when it
+   * stopped at that limit (call again at once), true when there is nothing more to do until the
+   * next head (reached it, or the RPC does not serve the next block yet).
+   */
   sync(maxBlocks?: number): Promise<boolean>
   /** Whether the window holds `hash` at `number` (undefined outside the window). */
   holds(number: bigint, hash: string): boolean | undefined
@@ -170,7 +174,10 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
         }
         break
       }
-      if (processed >= maxBlocks) break
+      if (processed >= maxBlocks) {
+        await updateFinality(win, finalizedNow)
+        return false
+      }
       const block = await reader.block(tip.number + 1n)
       // The RPC (or the next URL after a failover) is behind the head it announced: wait.
       if (!block) break
@@ -182,10 +189,9 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       }
     }
     await updateFinality(win, finalizedNow)
-    const reached = win.tip !== undefined && win.tip.number >= head.number
-    if (reached) state.syncedAt = now()
+    if (win.tip !== undefined && win.tip.number >= head.number) state.syncedAt = now()
     state.lastError = undefined
-    return reached
+    return true
   }
 
   return {

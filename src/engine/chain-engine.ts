@@ -134,15 +134,22 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       log.warn({ err: error, retryInMs: delay }, 'new tracking check failed; retrying')
       const timer = setTimeout(() => {
         retries.delete(timer)
-        void findPendingTracking(db, tracking.id)
+        void track(findPendingTracking(db, tracking.id)
           .then((fresh) => (fresh ? check(fresh, attempt + 1) : undefined))
-          .catch((err: unknown) => log.warn({ err }, 'could not re-read the tracking for its check'))
+          .catch((err: unknown) => log.warn({ err }, 'could not re-read the tracking for its check')))
       }, delay)
       timer.unref()
       retries.add(timer)
     }
   }
-  const onTracked = (tracking: Tracking) => void check(tracking)
+  /** Checks under way, awaited on stop so that none writes to a closed database. */
+  const inFlight = new Set<Promise<void>>()
+  const track = (work: Promise<void>) => {
+    inFlight.add(work)
+    void work.finally(() => inFlight.delete(work))
+    return work
+  }
+  const onTracked = (tracking: Tracking) => void track(check(tracking))
 
   const sweep = () => sweepTimedOut({
     db, clock, events: deps.events, logger, timeoutSec: common.config.trackingTimeoutSec,
@@ -166,6 +173,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       clearInterval(sweeper)
       for (const timer of retries) clearTimeout(timer)
       await Promise.all([...contexts.values()].map((context) => context.runner.stop()))
+      await Promise.allSettled([...inFlight])
     },
     async readiness() {
       const probed = new Map<string, ChainReadiness>()
@@ -191,7 +199,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     async syncNow() {
       await Promise.all([...contexts.values()].map((context) => context.runner.syncNow()))
     },
-    check: (tracking) => check(tracking),
+    check: (tracking) => track(check(tracking)),
     runner: (chain) => contexts.get(chain)?.runner,
   }
 }

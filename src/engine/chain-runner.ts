@@ -89,9 +89,10 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     try {
       while (!signal.aborted) {
         try {
-          const reached = await current.sync()
+          const done = await current.sync()
           backoff = 0
-          if (!reached) continue
+          // Stopped at its per-sync limit while catching up: go on at once.
+          if (!done) continue
         } catch (error) {
           backoff = Math.min(maxBackoffMs, Math.max(250, backoff * 2))
           current.state.lastError = error instanceof Error ? error.message.split('\n')[0] : String(error)
@@ -156,7 +157,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     async syncNow() {
       const current = follower
       if (!current) return false
-      while (!(await current.sync())) { /* catching up */ }
+      while (!(await current.sync())) { /* catching up, one slice at a time */ }
       return true
     },
   }

@@ -64,7 +64,9 @@ test('blocks in order, gaps filled, reorgs resolved, finality followed, stored w
   assert.equal(first.holds(6n, (await anvil.publicClient.getBlock({ blockNumber: 6n })).hash), true)
 
   await mine(anvil, 6)
-  await first.sync()
+  assert.equal(await first.sync(4), false, 'stopped at 4 blocks: more to do')
+  assert.equal(first.state.head!.number, 11n)
+  assert.equal(await first.sync(4), true)
   const stored = await loadChainWindow(database.db, chain.name)
   assert.equal(stored.at(-1)!.number, 13n)
   assert.ok(stored[0]!.number >= 7n && stored[0]!.number <= 11n, `pruned below the finalized block (oldest ${stored[0]!.number})`)
