@@ -11,7 +11,8 @@ import { attachTransaction, findTrackingByIdentityOrSecret, findTrackingBySecret
 
 export type CreateOutcome =
   | { kind: 'created'; tracking: Tracking }
-  | { kind: 'existing'; tracking: Tracking }
+  /** `attached`: this request gave the stored trace its transaction. */
+  | { kind: 'existing'; tracking: Tracking; attached?: boolean }
   | { kind: 'conflict'; detail: string }
   | { kind: 'invalid'; errors: FieldError[] }
   | { kind: 'unsupported-chain' }
@@ -112,7 +113,7 @@ async function answerRepeat(deps: CreatePaymentDeps, existing: Tracking, request
   if (repeat.kind === 'conflict') return { kind: 'conflict', detail: repeat.detail }
   if (repeat.kind === 'attach-transaction' && existing.status === 'pending') {
     const updated = await attachTransaction(deps.db, existing.id, repeat.transaction, deps.now())
-    if (updated) return { kind: 'existing', tracking: updated }
+    if (updated) return { kind: 'existing', tracking: updated, attached: true }
     const current = await findTrackingBySecret(deps.db, existing.accountId, existing.secretId)
     return { kind: 'existing', tracking: current ?? existing }
   }

@@ -199,6 +199,12 @@ describe('conflicts → 409 CONFLICT', () => {
 describe('trace then track', () => {
   test('a repeat with the transaction attaches it to the trace', async () => {
     const body = createBody()
+    const emitted: (string | null)[] = []
+    const onTracked = (tracking: { secretId: string; transaction: string | null }) => {
+      if (tracking.secretId === body.secret_id) emitted.push(tracking.transaction)
+    }
+    service.events.on('tracked', onTracked)
+    after(() => void service.events.off('tracked', onTracked))
     const trace = await post(body)
     assert.equal(trace.statusCode, 201)
     assert.equal(trace.json().transaction, null)
@@ -216,6 +222,9 @@ describe('trace then track', () => {
     assert.equal(repeat.statusCode, 200)
     assert.equal(repeat.json().transaction, TX_HASH)
     assertProblem(await post({ ...body, transaction: `0x${'ef'.repeat(32)}` }), 409, 'CONFLICT')
+    assert.equal((await post({ ...body, transaction: TX_HASH })).statusCode, 200)
+    // The engine hears of the new trace and of its transaction, not of the repeats.
+    assert.deepEqual(emitted, [null, TX_HASH])
   })
 })
 

@@ -44,9 +44,8 @@ export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDep
         deps.events.emit('tracked', outcome.tracking)
         return sendRecord(reply, 201, outcome.tracking, { signed: false })
       case 'existing':
-        if (outcome.tracking.transaction && parsed.value.transaction && outcome.tracking.status === 'pending') {
-          deps.events.emit('tracked', outcome.tracking)
-        }
+        // A trace that just got its transaction is new work for the engine; a plain repeat is not.
+        if (outcome.attached) deps.events.emit('tracked', outcome.tracking)
         return sendRecord(reply, 200, outcome.tracking, { signed: false })
       case 'conflict':
         throw new HttpProblem(409, 'CONFLICT', outcome.detail)
