@@ -54,8 +54,9 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   /** The finalized block the matched trackings were last judged with. */
   let judgedFinalized = -1n
 
-  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>): Promise<number> => {
-    const matched = await findMatchedTrackings(deps.db, deps.chain)
+  type Matched = Awaited<ReturnType<typeof findMatchedTrackings>>
+  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>, read?: Matched): Promise<number> => {
+    const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
     await settleAll(matched.map(async ({ tracking, match }) => {
@@ -124,13 +125,15 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
 
   const onBlock = async (block: FullBlock, finalized: bigint) => {
     const started = performance.now()
-    const candidates = await findBlockCandidates(
-      deps.db, deps.chain, block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
-    )
+    // Both reads at once: the block's candidates, and the trackings matched in earlier blocks.
+    const [candidates, matched] = await Promise.all([
+      findBlockCandidates(deps.db, deps.chain, block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash }))),
+      findMatchedTrackings(deps.db, deps.chain),
+    ])
     // The block's own candidates and the trackings matched earlier are distinct sets: judged together.
     const [, rejudged] = await settleAll([
       judgeCandidates(block, finalized, candidates),
-      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id))),
+      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), matched),
     ] as const)
     const ms = performance.now() - started
     deps.metrics.blockProcessed(deps.chain, ms / 1000)
