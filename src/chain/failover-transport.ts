@@ -1,5 +1,5 @@
-import { createTransport, ExecutionRevertedError, type EIP1193RequestFn, type Transport } from 'viem'
-import { isMethodUnavailable } from './errors.ts'
+import { BaseError, createTransport, ExecutionRevertedError, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem'
+import { isMethodUnavailable, isTransient } from './errors.ts'
 
 /** One request sent to one RPC endpoint, reported for metrics and logs. */
 export interface RpcAttempt {
@@ -23,19 +23,23 @@ export interface FailoverOptions {
 
 /**
  * What a failed request says about the endpoint that answered it:
- * - `answer`: the node answered and another node would answer the same (a revert, bad params);
- * - `unsupported`: this node does not offer the method, another one may; the node itself is fine;
- * - `endpoint`: the node failed (network, timeout, HTTP 5xx/429, internal error): cool it down.
+ * - `answer`: the node answered and another node would answer the same (a revert, bad params):
+ *   no use asking elsewhere;
+ * - `refused`: the node answered with an error of its own (method not offered, state pruned, block
+ *   unknown yet): another URL may answer, and this one is not unhealthy;
+ * - `endpoint`: the node failed (network, timeout, HTTP error, rate limit, internal error): cool it down.
  */
-export type FailureKind = 'answer' | 'unsupported' | 'endpoint'
+export type FailureKind = 'answer' | 'refused' | 'endpoint'
 
 export function classifyRpcFailure(error: unknown): FailureKind {
   const code = errorCode(error)
   const message = error instanceof Error ? error.message : String(error)
   if (code === 3 || ExecutionRevertedError.nodeMessage.test(message)) return 'answer'
   if (code === -32602) return 'answer'
-  if (isMethodUnavailable(error)) return 'unsupported'
-  return 'endpoint'
+  if (isMethodUnavailable(error)) return 'refused'
+  if (isTransient(error)) return 'endpoint'
+  const answered = error instanceof BaseError && error.walk((e) => e instanceof RpcRequestError) !== null
+  return answered ? 'refused' : 'endpoint'
 }
 
 function errorCode(error: unknown): number | undefined {
@@ -78,7 +82,7 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
         let lastError: unknown
         for (let round = 0; round <= retryRounds; round++) {
           if (round > 0) await new Promise((resolve) => setTimeout(resolve, baseDelayMs * 2 ** (round - 1)))
-          let onlyUnsupported = true
+          let onlyRefused = true
           for (const i of order()) {
             const started = performance.now()
             try {
@@ -92,14 +96,14 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
               const kind = classifyRpcFailure(error)
               if (kind === 'answer') throw error
               if (kind === 'endpoint') {
-                onlyUnsupported = false
+                onlyRefused = false
                 const failures = health[i]!.failures + 1
                 health[i] = { failures, coolUntil: Date.now() + Math.min(maxCooldownMs, baseDelayMs * 2 ** (failures - 1)) }
               }
             }
           }
-          // No endpoint offers the method: asking again will not change that.
-          if (onlyUnsupported) break
+          // Every endpoint answered with a refusal: asking again at once will not change it.
+          if (onlyRefused) break
         }
         throw lastError
       }) as EIP1193RequestFn,

@@ -1,8 +1,10 @@
 // Several RPC URLs: a dead first URL is cooled down and asked rarely while the next one serves;
-// and an RPC that was unreachable at start is checked (eth_chainId) before the chain is followed.
+// an RPC that was unreachable at start is checked (eth_chainId) before the chain is followed; and
+// the failover tells a node's refusal (try the next URL) from a node's failure (also cool it down).
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
-import { parseEther } from 'viem'
+import { HttpRequestError, parseEther, RpcRequestError, TimeoutError } from 'viem'
+import { classifyRpcFailure } from '../../src/chain/failover-transport.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { startFaultyRpcProxy, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
@@ -57,4 +59,17 @@ test('an RPC unreachable at start is checked before following: another network d
   const ready = await service.app.inject({ method: 'GET', url: '/readyz' })
   assert.equal(ready.statusCode, 503)
   assert.deepEqual(ready.json().chains, [{ name: 'ethereum', ok: false, error: 'the RPC serves another network' }])
+})
+
+test('failures are told apart: a node refusing is not a node failing', () => {
+  const rpcError = (code: number, message: string) => new RpcRequestError({ body: {}, error: { code, message }, url: 'http://rpc' })
+  assert.equal(classifyRpcFailure(rpcError(3, 'execution reverted')), 'answer')
+  assert.equal(classifyRpcFailure(rpcError(-32602, 'invalid params')), 'answer')
+  assert.equal(classifyRpcFailure(rpcError(-32601, 'the method debug_traceTransaction does not exist')), 'refused')
+  assert.equal(classifyRpcFailure(rpcError(-32000, 'missing trie node')), 'refused')
+  assert.equal(classifyRpcFailure(rpcError(-32005, 'limit exceeded')), 'endpoint')
+  assert.equal(classifyRpcFailure(rpcError(-32603, 'internal error')), 'endpoint')
+  assert.equal(classifyRpcFailure(new HttpRequestError({ url: 'http://rpc', status: 502 })), 'endpoint')
+  assert.equal(classifyRpcFailure(new TimeoutError({ body: {}, url: 'http://rpc' })), 'endpoint')
+  assert.equal(classifyRpcFailure(new Error('socket hang up')), 'endpoint')
 })
