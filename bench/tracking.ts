@@ -116,6 +116,10 @@ try {
     waiter()
   })
   while (engine.runner('ethereum')?.follower?.state.head === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
+  /** The follower records a block (one more query) right after the engine processed it. */
+  const recorded = async (number: bigint) => {
+    while (engine.runner('ethereum')!.follower!.state.head!.number < number) await new Promise((resolve) => setTimeout(resolve, 1))
+  }
 
   let pending = 0
   let nonce = 0
@@ -171,10 +175,25 @@ try {
       await anvil.rpc('evm_mine')
       const number = await anvil.publicClient.getBlockNumber()
       await waitUntil(`block ${number}`, () => processed.has(number) && immediate.every((id) => completedAt.has(id)))
+      await recorded(number)
       rpcPerBlock.push((await rpcCalls()) - rpcBefore)
       queriesPerBlock.push(queries - queriesBefore)
       processing.push(processed.get(number)!.ms)
       minedToWritten.push(Math.max(...immediate.map((id) => completedAt.get(id)!)) - minedAt)
+      nonce++
+    }
+    // Blocks without any payment (the common case): the fixed cost of a block. The first two also
+    // confirm the last paying blocks' 3-confirmation trackings and are left out.
+    const quiet: { rpc: number; queries: number; ms: number }[] = []
+    for (let b = 0; b < 12; b++) {
+      await batch(senders.map((from) => ({ method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] })))
+      const rpcBefore = await rpcCalls()
+      const queriesBefore = queries
+      await anvil.rpc('evm_mine')
+      const number = await anvil.publicClient.getBlockNumber()
+      await waitUntil(`block ${number}`, () => processed.has(number))
+      await recorded(number)
+      if (b >= 2) quiet.push({ rpc: (await rpcCalls()) - rpcBefore, queries: queries - queriesBefore, ms: processed.get(number)!.ms })
       nonce++
     }
     const pendingNow = await service.database.db.selectFrom('trackings').select(({ fn }) => fn.countAll<string>().as('n'))
@@ -188,10 +207,12 @@ try {
       percentile(processing, 50).toFixed(1), percentile(processing, 99).toFixed(1),
       percentile(minedToWritten, 50).toFixed(1), percentile(minedToWritten, 99).toFixed(1), rss.toFixed(0),
       (retained.rss / 2 ** 20).toFixed(0), (retained.heapUsed / 2 ** 20).toFixed(0),
+      mean(quiet.map((q) => q.rpc)).toFixed(1), mean(quiet.map((q) => q.queries)).toFixed(1), percentile(quiet.map((q) => q.ms), 50).toFixed(1),
     ])
     console.log(`${size.toLocaleString('en')} pending: done`)
   }
-  const header = ['pending', 'pending now', 'RPC calls/block', 'DB queries/block', 'processing p50 ms', 'p99 ms', 'mined→written p50 ms', 'p99 ms', 'RSS MB', 'RSS after GC MB', 'heap used MB']
+  const header = ['pending', 'pending now', 'RPC calls/block', 'DB queries/block', 'processing p50 ms', 'p99 ms', 'mined→written p50 ms', 'p99 ms', 'RSS MB', 'RSS after GC MB', 'heap used MB',
+    'no-payment block: RPC calls', 'DB queries', 'processing p50 ms']
   console.log()
   console.log(`| ${header.join(' | ')} |`)
   console.log(`|${header.map(() => '---').join('|')}|`)
