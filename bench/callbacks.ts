@@ -5,7 +5,8 @@
 // 2. Throughput: N completed payments are due at once; the delivery worker claims, signs, POSTs and
 //    records them (release included). Signed callbacks/s, and due → received p50/p99 of that burst.
 // 3. Latency: completions written one by one (completeTracking + the `completed` event, as the chain
-//    engine does) at half the measured throughput; due → received p50/p99 without a backlog.
+//    engine does) at a quarter of the measured throughput (at most 200/s); due → received p50/p99
+//    without a backlog.
 // The receiver runs in a worker thread (its own event loop, the same two cores).
 // BENCH_N (default 5000) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -28,6 +29,23 @@ const percentile = (values: number[], p: number) => {
 }
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
+/** CPU seconds per kind of thread of this process (Linux /proc): where a callback's cost goes. */
+async function threadCpu(): Promise<Map<string, number>> {
+  const { readdirSync, readFileSync } = await import('node:fs')
+  const ticks = new Map<string, number>()
+  try {
+    for (const task of readdirSync('/proc/self/task')) {
+      const name = readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim()
+      const fields = readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      const kind = name === 'MainThread' ? 'main' : name === 'libuv-worker' ? 'libuv pool (signing)' : name === 'WorkerThread' ? 'receiver' : 'V8/other'
+      ticks.set(kind, (ticks.get(kind) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100)
+    }
+  } catch {
+    // not Linux: no breakdown
+  }
+  return ticks
+}
+
 /** BENCH_PROFILE=file.cpuprofile: a CPU profile of the main thread during the throughput run. */
 async function startProfile(): Promise<(file: string) => Promise<void>> {
   const { Session } = await import('node:inspector/promises')
@@ -48,11 +66,17 @@ const receiverSource = `
 const { parentPort } = require('node:worker_threads')
 const http = require('node:http')
 const arrivals = new Map()
+const bySecret = new Map()
+let trackSecrets = false
 const server = http.createServer({ keepAliveTimeout: 60000 }, (req, res) => {
-  req.on('data', () => {})
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
   req.on('end', () => {
     const id = req.headers['x-delivery-id']
     if (!arrivals.has(id)) arrivals.set(id, Date.now())
+    if (trackSecrets) {
+      try { bySecret.set(JSON.parse(Buffer.concat(chunks).toString()).secret_id, Date.now()) } catch {}
+    }
     res.writeHead(200, { 'content-length': '0' })
     res.end()
   })
@@ -61,7 +85,9 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.addres
 parentPort.on('message', (message) => {
   if (message === 'count') parentPort.postMessage({ count: arrivals.size })
   if (message === 'report') parentPort.postMessage({ arrivals: [...arrivals] })
-  if (message === 'reset') { arrivals.clear(); parentPort.postMessage({ reset: true }) }
+  if (message === 'secrets') parentPort.postMessage({ secrets: [...bySecret] })
+  if (message === 'track-secrets') { trackSecrets = true; parentPort.postMessage({ tracking: true }) }
+  if (message === 'reset') { arrivals.clear(); bySecret.clear(); parentPort.postMessage({ reset: true }) }
 })
 `
 const receiver = new Worker(receiverSource, { eval: true })
@@ -136,6 +162,7 @@ await db.updateTable('deliveries').set({ next_attempt_at: dueAt }).execute()
 const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined
 const started = performance.now()
 const cpuBefore = process.cpuUsage()
+const threadsBefore = await threadCpu()
 const eluBefore = performance.eventLoopUtilization()
 await service.callbacks.background.start()
 await waitForArrivals(N, 600_000)
@@ -147,6 +174,8 @@ for (;;) {
 }
 const recordedAll = performance.now()
 const cpu = process.cpuUsage(cpuBefore)
+const threadsAfter = await threadCpu()
+const perThread = [...threadsAfter].map(([kind, seconds]) => `${kind} ${(seconds - (threadsBefore.get(kind) ?? 0)).toFixed(2)} s`).join(', ')
 if (profiler) await profiler(process.env.BENCH_PROFILE!)
 const elu = performance.eventLoopUtilization(eluBefore)
 const burst = (await ask<{ arrivals: [string, number][] }>('report')).arrivals.map(([, at]) => at - dueAt.getTime())
@@ -158,7 +187,7 @@ const raw = (rawBefore + rawAfter) / 2
 
 // --- 3. latency without a backlog ----------------------------------------------------------------------------------
 await ask("reset")
-const steadyRate = Math.max(10, Math.floor(rate / 2))
+const steadyRate = Math.max(10, Math.min(200, Math.floor(rate / 4)))
 const steadyCount = steadyRate * LATENCY_SECONDS
 const dueTimes = new Map<string, number>()
 const pending: Tracking[] = []
@@ -182,6 +211,11 @@ const steady = (await ask<{ arrivals: [string, number][] }>('report')).arrivals
   .filter(([id]) => trackingOf.has(id)).map(([id, at]) => at - dueTimes.get(trackingOf.get(id)!)!)
 
 await service.close()
+
+// --- 4. on Anvil: block mined → callback received, through the chain engine --------------------------------------
+await ask('reset')
+await ask('track-secrets')
+const anvilLatency = await minedToReceived(Number(process.env.BENCH_ANVIL_PAYMENTS ?? 50))
 await receiver.terminate()
 
 console.log(`\nbench:callbacks — ${service.database.kind}, N = ${fmt(N)}, ${(await import('node:os')).availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`)
@@ -190,5 +224,58 @@ console.log(`signed callbacks (received):        ${fmt(rate)}/s  (${((receivedAl
 console.log(`signed callbacks (recorded+released): ${fmt(rateRecorded)}/s  (${released.n} released)`)
 console.log(`ratio to raw signing:               ${((rate / raw) * 100).toFixed(1)} %  (target ≥ 75 %; target rate ≥ 2,000/s)`)
 console.log(`CPU while delivering:                ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s process (all threads) in ${((recordedAll - started) / 1000).toFixed(2)} s; main event loop ${(elu.utilization * 100).toFixed(0)} % busy`)
+console.log(`  by thread:                        ${perThread} (the database server, if any, not included)`)
 console.log(`burst due → received:               p50 ${fmt(percentile(burst, 50))} ms, p99 ${fmt(percentile(burst, 99))} ms (all ${fmt(N)} due at once)`)
+console.log(`Anvil: block mined → callback received: p50 ${percentile(anvilLatency, 50).toFixed(1)} ms, p99 ${percentile(anvilLatency, 99).toFixed(1)} ms (${anvilLatency.length} payments, newHeads over WebSocket; target < 250 ms / < 1 s)`)
 console.log(`steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`)
+
+/**
+ * Payments registered through the API (traces, native currency), then paid one at a time on Anvil
+ * (automine: the block is mined when the transaction is sent); the time from that moment to the
+ * callback's arrival at the receiver.
+ */
+async function minedToReceived(count: number): Promise<number[]> {
+  const { startAnvil } = await import('../test/support/index.ts')
+  const anvil = await startAnvil()
+  const chained = await startTestService({
+    env: { LOG_LEVEL: 'warn', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000' },
+    chains: { ethereum: { rpc: [anvil.wsUrl], chainId: anvil.chainId } },
+  })
+  try {
+    const { apiKey } = await chained.newAccount('anvil bench')
+    const sender = anvil.accounts[1]!
+    const receiverAddress = anvil.accounts[3]!.address
+    const first = await anvil.publicClient.getTransactionCount({ address: sender.address })
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const secrets: string[] = []
+    for (let i = 0; i < count; i++) {
+      const secret = randomUUID()
+      const res = await chained.api(apiKey, {
+        method: 'POST', url: '/v2/payments',
+        payload: {
+          blockchain: 'ethereum', sender: sender.address, nonce: first + i, receiver: receiverAddress,
+          token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', amount: '0.001', after_block: String(afterBlock),
+          secret_id: secret, callback,
+        },
+      })
+      if (res.statusCode !== 201) throw new Error(`create: ${res.statusCode} ${res.body}`)
+      secrets.push(secret)
+    }
+    const mined = new Map<string, number>()
+    for (let i = 0; i < count; i++) {
+      await sender.wallet.sendTransaction({ to: receiverAddress as `0x${string}`, value: 10n ** 15n, nonce: first + i })
+      mined.set(secrets[i]!, Date.now())
+      // One payment at a time: the latency of each, not of a queue.
+      const deadline = Date.now() + 10_000
+      while (!(await ask<{ secrets: [string, number][] }>('secrets')).secrets.some(([secret]) => secret === secrets[i])) {
+        if (Date.now() > deadline) throw new Error(`no callback for payment ${i}`)
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    }
+    const arrived = new Map((await ask<{ secrets: [string, number][] }>('secrets')).secrets)
+    return secrets.map((secret) => arrived.get(secret)! - mined.get(secret)!)
+  } finally {
+    await chained.close()
+    await anvil.stop()
+  }
+}

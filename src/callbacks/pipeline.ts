@@ -49,7 +49,7 @@ export function createAttemptPipeline(options: {
   const hosts = new Map<string, HostState>()
   const hostState = (host: string): HostState => {
     let state = hosts.get(host)
-    if (!state) hosts.set(host, (state = { load: 0, inFlight: 0, ready: [], meanMs: 1000 }))
+    if (!state) hosts.set(host, (state = { load: 0, inFlight: 0, ready: [], meanMs: 50 }))
     return state
   }
 
@@ -115,6 +115,6 @@ export function createAttemptPipeline(options: {
       pumpSigning()
     },
     load: (host) => hosts.get(host)?.load ?? 0,
-    meanMs: (host) => hosts.get(host)?.meanMs ?? 1000,
+    meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
   }
 }

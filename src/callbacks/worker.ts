@@ -64,9 +64,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const name = deps.name ?? `worker-${newId().slice(0, 8)}`
   const claim = `${name}:${newId()}`
   const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
-  /** Claimed and not yet recorded, overall and per host. */
-  const maxHeld = concurrency * 2
-  const maxHeldPerHost = perHost * 4
+  /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
+  const maxHeld = concurrency * 4
+  const maxHeldPerHost = maxHeld / 2
   const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: 16 })
 
   const held = new Set<string>()
@@ -77,6 +77,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let woken = false
   /** The last claim was full: more may be due as soon as there is room. */
   let backlog = false
+  /**
+   * Hosts whose share overflowed in a claim: claiming again right away would only fetch and postpone
+   * more of their rows, so the next claim waits until one of them has worked off half its share (or
+   * for the poll, a completion or a redelivery).
+   */
+  const saturated = new Set<string>()
   const pending: AttemptOutcome[] = []
   let writing: Promise<void> | undefined
 
@@ -102,10 +108,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     })
   }
 
-  /** Claims as many due deliveries as there is room for; true when the claim was full. */
+  /** Claims as many due deliveries as there is room for; `full` when more may be waiting right now. */
   async function claimDue(): Promise<{ claimed: number; full: boolean }> {
+    saturated.clear()
     const limit = Math.min(maxHeld - held.size, CLAIM_BATCH)
-    if (limit <= 0) return { claimed: 0, full: true }
+    // A claim costs about the same for 5 rows as for 100: with plenty in hand, wait for room.
+    if (limit <= 0 || (limit < CLAIM_BATCH / 2 && held.size >= CLAIM_BATCH)) return { claimed: 0, full: true }
     const now = clock()
     const claimed = await claimDueDeliveries(db, { now, leaseUntil: new Date(now.getTime() + leaseMs), limit, claim })
     const overflow = new Map<string, ClaimedDelivery[]>()
@@ -117,15 +125,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     for (const [host, deliveries] of overflow) {
       // Due again about when this host's share will have been worked off.
-      const delayMs = Math.min(60_000, Math.max(100, pipeline.meanMs(host) * Math.ceil(pipeline.load(host) / perHost)))
+      const delayMs = Math.min(60_000, Math.max(100, (pipeline.meanMs(host) * pipeline.load(host)) / perHost))
       await postponeDeliveries(db, deliveries.map((d) => ({ id: d.id, claim })), new Date(now.getTime() + delayMs))
+      saturated.add(host)
     }
-    return { claimed: claimed.length, full: claimed.length === limit }
+    return { claimed: claimed.length, full: claimed.length === limit && overflow.size === 0 }
   }
 
   function start(delivery: ClaimedDelivery, host: string): void {
     held.add(delivery.id)
     pipeline.push(delivery, host, (result, startedAt) => {
+      if (saturated.has(host) && pipeline.load(host) < maxHeldPerHost / 2) {
+        saturated.delete(host)
+        wake()
+      }
       const classified = classifyAttempt(result, delivery.attempts, clock(), random)
       metrics.attempts.inc({ outcome: classified.outcome })
       metrics.duration.observe(result.durationMs / 1000)
@@ -135,7 +148,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         delivery, worker: name, startedAt, durationMs: result.durationMs, statusCode: result.statusCode,
         error: result.error, excerpt: result.excerpt, forwardTo: result.forwardTo, ...classified,
       })
-      writing ??= writeAll().finally(() => (writing = undefined))
+      // Started on the next turn of the event loop, so every answer read in this one joins the batch.
+      writing ??= new Promise((resolve) => setImmediate(resolve)).then(writeAll).finally(() => (writing = undefined))
     })
   }
 

@@ -19,32 +19,32 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due deliveries for one worker until `leaseUntil`. SKIP LOCKED lets any number
- * of workers on any number of nodes claim at once without waiting on, or taking, each other's rows;
- * a row whose lease expired (its worker died) is due again.
+ * Claims up to `limit` due deliveries for one worker until `leaseUntil`, with their trackings, in one
+ * statement. SKIP LOCKED lets any number of workers on any number of nodes claim at once without
+ * waiting on, or taking, each other's rows. A claimed row's `next_attempt_at` becomes its lease end:
+ * rows in hand drop out of the due range the claim scans, and a row whose worker died is due again
+ * when its lease ends.
  */
 export async function claimDueDeliveries(
   db: Db,
   options: { now: Date; leaseUntil: Date; limit: number; claim: string },
 ): Promise<ClaimedDelivery[]> {
   const { now, leaseUntil, limit, claim } = options
-  const claimed = await sql<{ id: string; tracking_id: string; attempts: number }>`
-    UPDATE deliveries SET locked_until = ${leaseUntil}, claimed_by = ${claim}
-    WHERE id IN (
-      SELECT id FROM deliveries
-      WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now})
-      ORDER BY next_attempt_at
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED)
-    RETURNING id, tracking_id, attempts`.execute(db)
-  if (claimed.rows.length === 0) return []
-  const trackings = await db.selectFrom('trackings').selectAll()
-    .where('id', 'in', [...new Set(claimed.rows.map((row) => row.tracking_id))]).execute()
-  const byId = new Map(trackings.map((row: TrackingRow) => [row.id, rowToTracking(row)]))
-  return claimed.rows.flatMap((row) => {
-    const tracking = byId.get(row.tracking_id)
-    return tracking ? [{ id: row.id, trackingId: row.tracking_id, attempts: Number(row.attempts), claim, tracking }] : []
-  })
+  const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number }>`
+    WITH claimed AS (
+      UPDATE deliveries SET locked_until = ${leaseUntil}, next_attempt_at = ${leaseUntil}, claimed_by = ${claim}
+      WHERE id IN (
+        SELECT id FROM deliveries
+        WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now})
+        ORDER BY next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, tracking_id, attempts)
+    SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, trackings.*
+    FROM claimed JOIN trackings ON trackings.id = claimed.tracking_id`.execute(db)
+  return claimed.rows.map((row) => ({
+    id: row.delivery_id, trackingId: row.id, attempts: Number(row.delivery_attempts), claim, tracking: rowToTracking(row),
+  }))
 }
 
 /** Gives claimed rows back without an attempt (their host has enough in hand), due again at `at`. */
@@ -60,7 +60,7 @@ export async function postponeDeliveries(db: Db, items: { id: string; claim: str
 
 /** Renews the lease on every delivery a worker still holds. */
 export async function extendLeases(db: Db, claim: string, leaseUntil: Date): Promise<void> {
-  await db.updateTable('deliveries').set({ locked_until: leaseUntil })
+  await db.updateTable('deliveries').set({ locked_until: leaseUntil, next_attempt_at: leaseUntil })
     .where('claimed_by', '=', claim).where('state', '=', 'due').execute()
 }
 
