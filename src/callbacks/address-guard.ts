@@ -122,6 +122,19 @@ export async function checkCallbackUrl(callback: string, timeoutMs = 3000): Prom
     const reason = forbiddenAddressReason(host)
     return reason ? new ForbiddenCallbackError(host, host, reason) : undefined
   }
+  // A merchant's trackings share a callback host: resolve it once a minute, not on every create.
+  const now = Date.now()
+  const cached = verdicts.get(host)
+  if (cached && cached.until > now) return cached.verdict
+  const verdict = await resolveAndCheck(host, timeoutMs)
+  if (verdicts.size >= 10_000) verdicts.clear()
+  verdicts.set(host, { verdict, until: now + 60_000 })
+  return verdict
+}
+
+const verdicts = new Map<string, { verdict: ForbiddenCallbackError | undefined; until: number }>()
+
+async function resolveAndCheck(host: string, timeoutMs: number): Promise<ForbiddenCallbackError | undefined> {
   const addresses = await new Promise<LookupAddress[]>((resolve) => {
     const timer = setTimeout(() => resolve([]), timeoutMs)
     dnsLookup(host, { all: true }, (error, found) => {

@@ -74,7 +74,7 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
     ],
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
-      reply.header('x-signature', await signer.sign(body, tracking.integrationId))
+      reply.header('x-signature', await signer.signCached(body, tracking.integrationId))
     },
     background: {
       name: 'callback-delivery',

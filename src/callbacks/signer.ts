@@ -1,4 +1,4 @@
-import { constants, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto'
+import { constants, createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto'
 import type { Db } from '../store/database.ts'
 import { integrationPrivateKey } from '../store/integrations.ts'
 import { serviceKeyPair, type KeyPairPem } from '../store/service-keys.ts'
@@ -54,7 +54,14 @@ export interface CallbackSigner {
   readonly servicePublicKeyPem: string
   /** The `x-signature` of `body`: with the integration's key when given, else the service key. */
   sign(body: string, integrationId: string | null): Promise<string>
+  /**
+   * The same, remembering recent signatures: a record read again unchanged (polling) gets the
+   * signature made for it before, instead of another RSA operation. Any valid signature verifies.
+   */
+  signCached(body: string, integrationId: string | null): Promise<string>
 }
+
+const SIGNATURE_CACHE_SIZE = 10_000
 
 /**
  * The service key comes from PAYWATCH_SIGNING_KEY or is generated once and stored in the database
@@ -79,11 +86,28 @@ export async function createCallbackSigner(db: Db, configuredPem: string | null)
     return key
   }
 
+  const signBody = async (body: string, integrationId: string | null): Promise<string> => {
+    const key = integrationId ? await integrationKey(integrationId) : serviceKey
+    return base64UrlPadded(await signPss(key, Buffer.from(body, 'utf8')))
+  }
+  const recent = new Map<string, Promise<string>>()
+
   return {
     servicePublicKeyPem: spkiPem(serviceKey),
-    async sign(body, integrationId) {
-      const key = integrationId ? await integrationKey(integrationId) : serviceKey
-      return base64UrlPadded(await signPss(key, Buffer.from(body, 'utf8')))
+    sign: signBody,
+    signCached(body, integrationId) {
+      const cacheKey = `${integrationId ?? ''}:${createHash('sha256').update(body).digest('base64')}`
+      let signature = recent.get(cacheKey)
+      if (signature) {
+        // Most recently used last: the first entry is the one to drop.
+        recent.delete(cacheKey)
+      } else {
+        signature = signBody(body, integrationId)
+        signature.catch(() => recent.delete(cacheKey))
+        if (recent.size >= SIGNATURE_CACHE_SIZE) recent.delete(recent.keys().next().value!)
+      }
+      recent.set(cacheKey, signature)
+      return signature
     },
   }
 }

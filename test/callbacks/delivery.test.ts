@@ -80,6 +80,8 @@ test('GET /v2/payments/{secret_id} carries x-signature over its exact (ASCII) bo
   assert.match(res.body, /^[\x20-\x7e]+$/)
   assert.equal(res.json().payload.note, 'naïve café')
   assert.equal(await verifiedBy({ body: res.body, headers: res.headers }, publicKey), true)
+  const again = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${tracking.secretId}` })
+  assert.equal(again.headers['x-signature'], res.headers['x-signature'], 'an unchanged record is not signed again')
 })
 
 test('202: accepted, release waits; a JSON forward_to replaces the record\'s', async () => {
