@@ -113,10 +113,12 @@ const service = await startTestService({
 const db = service.database.db
 const { accountId } = await service.newAccount('bench')
 
+// One shop receiving every payment, from a different sender each time (as in production).
+const merchant = `0x${randomBytes(20).toString('hex')}`
 const trackingFor = (now: Date): Tracking => ({
   id: randomUUID(), accountId, secretId: randomUUID(), shape: 'current', blockchain: 'ethereum',
   sender: `0x${randomBytes(20).toString('hex')}`, nonce: BigInt(Math.floor(Math.random() * 1e12)),
-  receiver: `0x${randomBytes(20).toString('hex')}`, token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', decimals: 18,
+  receiver: merchant, token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', decimals: 18,
   commitment: 'confirmed', confirmations: 1, afterBlock: 19_000_000n, amount: '12.5', feeAmount: null, feeReceiver: null,
   transaction: `0x${randomBytes(32).toString('hex')}`, payload: { order: 'A-1001', customer: 'Zoë' }, callback,
   forwardTo: 'https://shop.example/thanks', forwardOnFailure: false, integrationId: null, linkId: null, shop: null,

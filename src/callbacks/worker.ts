@@ -108,7 +108,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     })
   }
 
-  /** Claims as many due deliveries as there is room for; `full` when more may be waiting right now. */
+  /**
+   * Claims as many due deliveries as there is room for. `full`: more may be due right now, so claim
+   * again once there is room (at once when there is).
+   */
   async function claimDue(): Promise<{ claimed: number; full: boolean }> {
     saturated.clear()
     const limit = Math.min(maxHeld - held.size, CLAIM_BATCH)
@@ -205,7 +208,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           logger.warn({ err: error }, 'claiming callback deliveries failed')
         }
         backlog = full
-        if (full && held.size < maxHeld) continue
+        // Straight on only when the claim was full and a full claim fits; otherwise recorded attempts wake the loop.
+        if (full && maxHeld - held.size >= CLAIM_BATCH) continue
         await sleep(pollMs)
       }
     } finally {
