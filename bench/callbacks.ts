@@ -108,7 +108,7 @@ const keys = await generateRsaKeyPair()
 const service = await startTestService({
   env: { PAYWATCH_SIGNING_KEY: keys.privateKeyPem, LOG_LEVEL: 'warn' },
   background: false,
-  callbacks: { perHost: Number(process.env.BENCH_PER_HOST ?? 32) },
+  callbacks: { perHost: Number(process.env.BENCH_PER_HOST ?? 32), ...(process.env.BENCH_SIGNING ? { signing: Number(process.env.BENCH_SIGNING) } : {}) },
 })
 const db = service.database.db
 const { accountId } = await service.newAccount('bench')

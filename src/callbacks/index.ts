@@ -20,6 +20,7 @@ export interface CallbacksOptions {
   pollMs?: number
   concurrency?: number
   perHost?: number
+  signing?: number
 }
 
 export interface Callbacks {

@@ -26,6 +26,8 @@ export interface DeliveryWorkerDeps {
   concurrency?: number
   /** HTTP attempts in flight at once to one host: a slow host never takes every slot. */
   perHost?: number
+  /** Signatures being made at once (on the libuv pool). */
+  signing?: number
   /** How often the database is checked for due deliveries when nothing wakes the worker. */
   pollMs?: number
   /** Worker name in the attempt log. */
@@ -67,7 +69,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
   const maxHeldPerHost = maxHeld / 2
-  const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: 16 })
+  const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: deps.signing ?? 16 })
 
   const held = new Set<string>()
   let settledWaiters: (() => void)[] = []
