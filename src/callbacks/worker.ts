@@ -197,7 +197,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const renew = setInterval(() => {
       if (held.size === 0) return
       const now = clock()
-      extendLeases(db, claim, new Date(now.getTime() + leaseMs)).catch((error: unknown) => logger.warn({ err: error }, 'renewing callback leases failed'))
+      // Only what is in hand: a delivery whose outcome could not be written must become due again.
+      extendLeases(db, claim, [...held], new Date(now.getTime() + leaseMs)).catch((error: unknown) => logger.warn({ err: error }, 'renewing callback leases failed'))
     }, Math.max(1000, leaseMs / 3))
     renew.unref()
     try {

@@ -58,10 +58,11 @@ export async function postponeDeliveries(db: Db, items: { id: string; claim: str
   }
 }
 
-/** Renews the lease on every delivery a worker still holds. */
-export async function extendLeases(db: Db, claim: string, leaseUntil: Date): Promise<void> {
+/** Renews the lease on the deliveries a worker still has in hand. */
+export async function extendLeases(db: Db, claim: string, ids: string[], leaseUntil: Date): Promise<void> {
+  if (ids.length === 0) return
   await db.updateTable('deliveries').set({ locked_until: leaseUntil, next_attempt_at: leaseUntil })
-    .where('claimed_by', '=', claim).where('state', '=', 'due').execute()
+    .where('id', 'in', ids).where('claimed_by', '=', claim).where('state', '=', 'due').execute()
 }
 
 /** The outcome of one attempt, and what happens to the delivery after it. */
