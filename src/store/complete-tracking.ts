@@ -24,7 +24,10 @@ export async function completeTracking(db: Db, id: string, completion: Completio
       confirmedAt = now
       if (current.link_id) {
         // Unique per link (see the migration): a payment confirmed in the same millisecond as the
-        // link's latest one is placed just after it.
+        // link's latest one is placed just after it. The link row is locked first, so completions of
+        // one link (several in one block, or on several nodes) take their turn instead of reading the
+        // same latest time and colliding.
+        await trx.selectFrom('links').select('id').where('id', '=', current.link_id).forUpdate().execute()
         const latest = await trx.selectFrom('trackings').select(sql<Date | null>`max(confirmed_at)`.as('at'))
           .where('link_id', '=', current.link_id).executeTakeFirst()
         if (latest?.at && new Date(latest.at).getTime() >= now.getTime()) confirmedAt = new Date(new Date(latest.at).getTime() + 1)
