@@ -9,7 +9,7 @@
 // Options (environment): DATABASE_URL (server to create a scratch database on; default local),
 // BENCH_SECONDS (per measurement, default 10), BENCH_CONNECTIONS (default 50), BENCH_BACKGROUND=true
 // to also run chain followers and callback workers in the service, BENCH_PROFILE=<dir> to write a CPU
-// profile of the service there, BENCH_CALLBACK=<url> to use another callback URL.
+// profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -48,8 +48,9 @@ async function main(): Promise<void> {
   writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } } }))
 
   const [servicePort, barePort] = [await freePort(), await freePort()]
-  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
-  const serviceUrl = await startChild('service', [...profile, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])], {
+  // The V8 flags of `npm start` (package.json).
+  const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])]
+  const serviceUrl = await startChild('service', [...nodeFlags, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])], {
     DATABASE_URL: databaseUrl, PORT: String(servicePort), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir,
     PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
     PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
@@ -91,6 +92,10 @@ async function main(): Promise<void> {
   const baseline = await measure(bareUrl, bare(), seconds, barePid)
   const from = firstCreate()
   const create = await measure(serviceUrl, creates(), seconds, servicePid)
+  if (process.env.BENCH_ONLY === 'create') {
+    console.log(`creates/s ${Math.round(create.requests.average)}, bare ${Math.round(baseline.requests.average)}, server CPU ms/create ${create.cpuMsPerRequest?.toFixed(3)} (bare ${baseline.cpuMsPerRequest?.toFixed(3)})`)
+    return
+  }
   // The last requests of a run may have been cut off: read only those surely answered.
   const to = created - 2 * connections
   // Reads of records not read before: each response is signed (x-signature, RSA-2048).

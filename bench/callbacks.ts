@@ -244,7 +244,9 @@ async function minedToReceived(count: number): Promise<number[]> {
   const anvil = await startAnvil()
   const chained = await startTestService({
     env: { LOG_LEVEL: 'warn', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000' },
-    chains: { ethereum: { rpc: [anvil.wsUrl], chainId: anvil.chainId } },
+    // Requests over HTTP, newHeads over WebSocket: Anvil's WebSocket answers to parallel requests
+    // can wait ~40 ms each on TCP delayed ACKs (its socket does not set TCP_NODELAY).
+    chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId } },
   })
   try {
     const { apiKey } = await chained.newAccount('anvil bench')
