@@ -18,12 +18,13 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
   const rpc = `http://127.0.0.1:${options.anvilPort}`
   await waitForRpc(rpc)
 
+  // Requests over HTTP; the WebSocket URL only wakes the follower on each new block (newHeads).
   const config: Config = {
     ...base,
     dataDir: base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev'),
     adminToken: base.adminToken ?? 'dev-admin-token',
     allowPrivateCallbacks: true,
-    chains: { ...base.chains, ethereum: { ...base.chains.ethereum!, rpc: [rpc], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 } },
+    chains: { ...base.chains, ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 } },
   }
   const service = await createService(config)
   const account = await createAccount(service.database.db, 'dev')
