@@ -25,3 +25,6 @@ CREATE TABLE delivery_attempts (
   worker            text NOT NULL
 );
 CREATE INDEX delivery_attempts_delivery ON delivery_attempts (delivery_id, started_at);
+
+-- A worker renews the leases of the deliveries it holds.
+CREATE INDEX deliveries_claimed ON deliveries (claimed_by) WHERE claimed_by IS NOT NULL;
