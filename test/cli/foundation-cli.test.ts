@@ -99,6 +99,12 @@ describe('accounts and keys without HTTP', () => {
     const key = JSON.parse(keyRun.stdout) as { id: string; key: string }
     assert.match(key.key, /^pw_/)
 
+    const listed = JSON.parse((await paywatch(['accounts', 'list'], env)).stdout) as { id: string }[]
+    assert.ok(listed.some((a) => a.id === account.id))
+    const unknown = await paywatch(['keys', 'create', 'no-such-account'], env)
+    assert.notEqual(unknown.code, 0)
+    assert.match(unknown.stderr, /no-such-account/)
+
     const keys = JSON.parse((await paywatch(['keys', 'list', account.id], env)).stdout) as { id: string; prefix: string; revoked: boolean }[]
     assert.deepEqual(keys.map((k) => ({ id: k.id, revoked: k.revoked })), [{ id: key.id, revoked: false }])
     assert.equal(JSON.stringify(keys).includes(key.key), false, 'a listing never shows the key')
@@ -107,7 +113,6 @@ describe('accounts and keys without HTTP', () => {
     const revoked = await paywatch(['keys', 'revoke', key.id], env)
     assert.equal(revoked.code, 0, revoked.stderr)
     assert.equal(await authenticate(key.key), undefined)
-
   })
 })
 
