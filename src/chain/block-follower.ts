@@ -155,6 +155,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     const finalizedNow = await finality.at(head.number)
     const finalized = () => (finalizedNow !== undefined && finalizedNow > state.finalized ? finalizedNow : state.finalized)
     let processed = 0
+    let limited = false
     for (;;) {
       const tip = win.tip
       if (!tip) {
@@ -175,8 +176,8 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
         break
       }
       if (processed >= maxBlocks) {
-        await updateFinality(win, finalizedNow)
-        return false
+        limited = true
+        break
       }
       const block = await reader.block(tip.number + 1n)
       // The RPC (or the next URL after a failover) is behind the head it announced: wait.
@@ -189,6 +190,8 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       }
     }
     await updateFinality(win, finalizedNow)
+    // Stopped at the limit while catching up: more to do at once.
+    if (limited) return false
     if (win.tip !== undefined && win.tip.number >= head.number) state.syncedAt = now()
     state.lastError = undefined
     return true
