@@ -60,7 +60,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const shutdown = createShutdown(logger)
   const common: Common = { config, logger, metrics: createMetrics({ defaultMetrics: true }), clock: options.clock ?? systemClock, shutdown }
   try {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, preparedStatements: config.preparedStatements })
     shutdown.add('database', () => database.close())
     const applied = await migrate(database.db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')

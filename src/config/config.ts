@@ -24,6 +24,8 @@ export interface Config {
   rate: RateLimitConfig
   logLevel: string
   priceCacheMs: number
+  /** Name the statements run often on PostgreSQL (off behind a pooler that cannot keep them). */
+  preparedStatements: boolean
   /** Every known chain, tracked or not; `rpc` is empty for chains that are not tracked. */
   chains: Record<string, ChainConfig>
 }
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     logLevel,
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
+    preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
     chains: loadChains(env, file.chains),
   }
   const unknown = Object.keys(file).filter((key) => !fileKeys.has(key))

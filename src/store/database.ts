@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
 import { createPGlitePool } from './pglite-pool.ts'
+import { createPreparedPool } from './prepared-pool.ts'
 import type { Database } from './schema.ts'
 
 export type Db = Kysely<Database>
@@ -21,6 +22,8 @@ export interface DatabaseOptions {
   /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
   dataDir: string
   poolSize?: number
+  /** PostgreSQL: prepare the statements run often (default true). */
+  preparedStatements?: boolean
 }
 
 /** Opens PostgreSQL when a URL is configured, else the embedded PGlite database in the data folder. */
@@ -29,7 +32,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 20 })
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {})
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    const dialectPool = options.preparedStatements === false ? pool : createPreparedPool(pool)
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) })
     return { db, kind: 'postgres', url: options.databaseUrl, close: () => db.destroy() }
   }
   let dataPath = options.dataDir

@@ -68,7 +68,7 @@ describe('environment values', () => {
       PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@db:5432/pw', PAYWATCH_DATA_DIR: '/var/lib/pw',
       REDIS_URL: 'redis://cache:6379', PAYWATCH_ADMIN_TOKEN: 's3cret-admin-token', PAYWATCH_TRACKING_TIMEOUT: '600',
       PAYWATCH_CALLBACK_TIMEOUT: '3', PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true', PAYWATCH_RATE_RPS: '5',
-      PAYWATCH_RATE_PARALLEL: '2', PAYWATCH_RATE_DAILY: '100',
+      PAYWATCH_RATE_PARALLEL: '2', PAYWATCH_RATE_DAILY: '100', PAYWATCH_PREPARED_STATEMENTS: 'false',
       PAYWATCH_RPC_ETHEREUM: 'https://a.example, https://b.example', PAYWATCH_RPC_BSC: 'wss://bsc.example/ws',
     })
     assert.equal(config.port, 8080)
@@ -81,6 +81,7 @@ describe('environment values', () => {
     assert.equal(config.callbackTimeoutSec, 3)
     assert.equal(config.allowPrivateCallbacks, true)
     assert.deepEqual(config.rate, { rps: 5, parallel: 2, daily: 100 })
+    assert.equal(config.preparedStatements, false)
     assert.deepEqual(config.chains.ethereum!.rpc, ['https://a.example', 'https://b.example'])
     assert.deepEqual(config.chains.bsc!.rpc, ['wss://bsc.example/ws'])
     assert.deepEqual(trackedChains(config).map((c) => c.name).sort(), ['bsc', 'ethereum'])
@@ -88,6 +89,7 @@ describe('environment values', () => {
 
   test('an empty variable counts as unset', () => {
     assert.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).port, 3000)
+    assert.equal(loadConfig({ PAYWATCH_PREPARED_STATEMENTS: '' }).preparedStatements, true)
   })
 
   test('a signing key PEM is accepted, also with \\n escapes on one line', () => {
@@ -107,6 +109,7 @@ describe('environment values', () => {
     ['PAYWATCH_TRACKING_TIMEOUT zero', { PAYWATCH_TRACKING_TIMEOUT: '0' }, 'PAYWATCH_TRACKING_TIMEOUT'],
     ['PAYWATCH_CALLBACK_TIMEOUT negative', { PAYWATCH_CALLBACK_TIMEOUT: '-1' }, 'PAYWATCH_CALLBACK_TIMEOUT'],
     ['PAYWATCH_ALLOW_PRIVATE_CALLBACKS not a boolean', { PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'maybe' }, 'PAYWATCH_ALLOW_PRIVATE_CALLBACKS'],
+    ['PAYWATCH_PREPARED_STATEMENTS not a boolean', { PAYWATCH_PREPARED_STATEMENTS: 'sometimes' }, 'PAYWATCH_PREPARED_STATEMENTS'],
     ['PAYWATCH_RATE_RPS zero', { PAYWATCH_RATE_RPS: '0' }, 'PAYWATCH_RATE_RPS'],
     ['PAYWATCH_RATE_PARALLEL text', { PAYWATCH_RATE_PARALLEL: 'ten' }, 'PAYWATCH_RATE_PARALLEL'],
     ['PAYWATCH_RATE_DAILY exponent', { PAYWATCH_RATE_DAILY: '1e4' }, 'PAYWATCH_RATE_DAILY'],

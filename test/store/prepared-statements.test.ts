@@ -1,0 +1,83 @@
+// Prepared statements on PostgreSQL (src/store/prepared-pool.ts): hot statements are named on the
+// connection, varying ones are not, and a schema change under a prepared `SELECT *` is survived.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
+import { createPreparedPool } from '../../src/store/prepared-pool.ts'
+import { createFreshDatabaseUrl, dropDatabase, testDatabaseUrl } from '../support/database.ts'
+
+const onPostgres = { skip: testDatabaseUrl ? false : 'needs DATABASE_URL (PostgreSQL)' }
+
+/** Texts of the statements prepared on the connection that runs this query. */
+async function preparedOnConnection(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(db)
+  return rows.map((r) => r.statement)
+}
+
+describe('prepared statements (PostgreSQL)', onPostgres, () => {
+  let url: string
+  let handle: DatabaseHandle
+  before(async () => {
+    url = (await createFreshDatabaseUrl())!
+    // One connection: what one query prepared, the next one sees.
+    handle = await openDatabase({ databaseUrl: url, dataDir: 'memory://', poolSize: 1 })
+    await sql`CREATE TABLE prep_items (a int NOT NULL)`.execute(handle.db)
+    await sql`INSERT INTO prep_items (a) VALUES (1), (2)`.execute(handle.db)
+  })
+  after(async () => {
+    await handle?.close()
+    if (url) await dropDatabase(url)
+  })
+
+  test('a statement run often is prepared on the connection; its results stay the same', async () => {
+    const select = (min: number) => handle.db.selectFrom('prep_items' as never).selectAll().where('a' as never, '>=', min as never).execute()
+    assert.deepEqual(await select(2), [{ a: 2 }])
+    assert.equal((await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')), false)
+    for (let i = 0; i < 3; i++) assert.deepEqual(await select(1), [{ a: 1 }, { a: 2 }])
+    assert.equal((await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')), true)
+    assert.deepEqual(await select(2), [{ a: 2 }])
+  })
+
+  test('a column added under a prepared SELECT *: the query is answered with the new column', async () => {
+    const selectAll = () => sql<Record<string, unknown>>`SELECT * FROM prep_items WHERE a = ${1}`.execute(handle.db)
+    for (let i = 0; i < 4; i++) await selectAll()
+    await sql`ALTER TABLE prep_items ADD COLUMN b int NOT NULL DEFAULT 7`.execute(handle.db)
+    assert.deepEqual((await selectAll()).rows, [{ a: 1, b: 7 }])
+    // The connection holding the outdated statement was closed; its successor prepares afresh.
+    for (let i = 0; i < 4; i++) assert.deepEqual((await selectAll()).rows, [{ a: 1, b: 7 }])
+  })
+
+  test('inside a transaction the outdated statement fails the transaction; the next one succeeds', async () => {
+    const selectAll = (db: Kysely<any>) => sql<Record<string, unknown>>`SELECT * FROM prep_items WHERE a = ${2}`.execute(db)
+    for (let i = 0; i < 4; i++) await selectAll(handle.db)
+    await sql`ALTER TABLE prep_items ADD COLUMN c int NOT NULL DEFAULT 8`.execute(handle.db)
+    await assert.rejects(handle.db.transaction().execute((trx) => selectAll(trx)), /cached plan must not change result type/)
+    const rows = await handle.db.transaction().execute(async (trx) => (await selectAll(trx)).rows)
+    assert.deepEqual(rows, [{ a: 2, b: 7, c: 8 }])
+  })
+
+  test('statement texts beyond the limit stay unnamed', async () => {
+    const pool = new pg.Pool({ connectionString: url, max: 1 })
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: createPreparedPool(pool, { preparedAfter: 1, maxPrepared: 2 }) }) })
+    try {
+      for (let n = 1; n <= 5; n++) await sql`SELECT ${sql.raw(String(n))} AS n FROM prep_items WHERE a = ${1}`.execute(db)
+      const prepared = await preparedOnConnection(db)
+      assert.deepEqual(prepared.filter((s) => s.includes('AS n')).length, 2)
+      assert.equal(prepared.length, 2, 'the pg_prepared_statements query itself is beyond the limit too')
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  test('PAYWATCH_PREPARED_STATEMENTS=false: nothing is prepared', async () => {
+    const plain = await openDatabase({ databaseUrl: url, dataDir: 'memory://', poolSize: 1, preparedStatements: false })
+    try {
+      for (let i = 0; i < 5; i++) await plain.db.selectFrom('prep_items' as never).selectAll().execute()
+      assert.deepEqual(await preparedOnConnection(plain.db), [])
+    } finally {
+      await plain.close()
+    }
+  })
+})
