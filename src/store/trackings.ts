@@ -70,13 +70,12 @@ export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | un
   return row && rowToTracking(row)
 }
 
+// Every GET /v2/payments/{secret_id} runs it: written once, like the insert.
+const selectBySecretSql = 'SELECT * FROM trackings WHERE account_id = $1 AND secret_id = $2'
+
 export async function findTrackingBySecret(db: Db, accountId: string, secretId: string): Promise<Tracking | undefined> {
-  const row = await db
-    .selectFrom('trackings')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('secret_id', '=', secretId)
-    .executeTakeFirst()
+  const result = await db.executeQuery<TrackingRow>(CompiledQuery.raw(selectBySecretSql, [accountId, secretId]))
+  const row = result.rows[0]
   return row && rowToTracking(row)
 }
 
