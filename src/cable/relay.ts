@@ -58,12 +58,23 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
 
   const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce })
 
+  // Notes raised while a NOTIFY is on its way go out together in the next one: one statement per
+  // batch, not per event (a burst of callbacks releases thousands of payments a second).
+  let queued: string[] = []
+  const publishQueued = async () => {
+    const notes = queued
+    queued = []
+    // Volatile functions are evaluated after the ORDER BY, so the notes are sent in order.
+    await sql`SELECT pg_notify(${EVENTS_CHANNEL}, note) FROM unnest(${notes}::text[]) WITH ORDINALITY AS q(note, i) ORDER BY i`.execute(db)
+  }
   const share = (kind: Note['k'], t: Tracking, numbers: { r?: number; p?: number } = {}) => {
     if (!deps.databaseUrl) return
     const note: Note = { o: nodeId, k: kind, id: t.id, b: t.blockchain, s: t.sender, n: t.nonce.toString(), ...numbers }
+    queued.push(JSON.stringify(note))
+    if (queued.length > 1) return
     publishing = publishing
-      .then(async () => void (await sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(note)})`.execute(db)))
-      .catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not share an event with other nodes'))
+      .then(publishQueued)
+      .catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not share events with other nodes'))
   }
 
   // Listeners run inside the emitter's caller (the release endpoint, the engine): they never throw.

@@ -83,6 +83,17 @@ test("events on node A reach a widget on node B, once each on both nodes", { ski
   ])
 })
 
+test('a burst of events on node A reaches node B complete and in order', { skip }, async () => {
+  const onB = await connect(nodeB)
+  const t = await insertTestTracking(nodeA.database.db, accountId)
+  const idB = await subscribed(onB, t)
+  // Emitted in one turn: they share NOTIFY statements, which must keep every note and their order.
+  for (let passed = 1; passed <= 40; passed++) nodeA.events.emit('progress', { tracking: t, required: 40, passed })
+  for (let passed = 1; passed <= 40; passed++) {
+    assert.deepEqual(await onB.next(), { identifier: idB, message: { confirmations: { required: 40, passed } } })
+  }
+})
+
 test('a lost LISTEN connection is re-established and the widget is told the state again', { skip }, async () => {
   const onB = await connect(nodeB)
   const t = await insertTestTracking(nodeA.database.db, accountId, { forwardTo: 'https://shop.example/next' })
