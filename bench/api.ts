@@ -12,7 +12,7 @@
 // profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -94,6 +94,7 @@ async function main(): Promise<void> {
   const create = await measure(serviceUrl, creates(), seconds, servicePid)
   if (process.env.BENCH_ONLY === 'create') {
     console.log(`creates/s ${Math.round(create.requests.average)}, bare ${Math.round(baseline.requests.average)}, server CPU ms/create ${create.cpuMsPerRequest?.toFixed(3)} (bare ${baseline.cpuMsPerRequest?.toFixed(3)})`)
+    printSplit([['bare', baseline], ['create', create]])
     return
   }
   // The last requests of a run may have been cut off: read only those surely answered.
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
     const cpu = r.cpuMsPerRequest === null ? 'n/a' : r.cpuMsPerRequest.toFixed(3)
     console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${cpu} | ${r.non2xx} | ${r.errors + r.timeouts} |`)
   }
+  printSplit(rows)
   const ratio = create.requests.average / baseline.requests.average
   console.log('')
   console.log(`creates/s ${Math.round(create.requests.average)} (target ≥ 3000) ${create.requests.average >= 3000 ? 'OK' : 'BELOW'}`)
@@ -134,15 +136,76 @@ async function main(): Promise<void> {
   }
 }
 
-type Measured = Result & { cpuMsPerRequest: number | null }
+function printSplit(rows: readonly (readonly [string, Measured])[]): void {
+  console.log('')
+  console.log('Machine CPU per request, ms (all cores): | measurement | server | PostgreSQL | autocannon | other | idle |')
+  console.log('|---|---:|---:|---:|---:|---:|')
+  for (const [name, r] of rows) {
+    if (!r.split) continue
+    const s = r.split
+    console.log(`| ${name} | ${s.server.toFixed(3)} | ${s.postgres.toFixed(3)} | ${s.loadGenerator.toFixed(3)} | ${s.other.toFixed(3)} | ${s.idle.toFixed(3)} |`)
+  }
+}
+
+type Measured = Result & { cpuMsPerRequest: number | null; split: CpuSplit | null }
+/** Where the machine's CPU went during a measurement, in ms per answered request. */
+interface CpuSplit { server: number; postgres: number; loadGenerator: number; other: number; idle: number }
 
 /** Runs autocannon against `url` and reads how much CPU the server process `pid` spent per request. */
 async function measure(url: string, requests: RequestSpec[], duration: number, pid?: number): Promise<Measured> {
   const before = pid === undefined ? null : cpuMs(pid)
+  const machineBefore = machineCpu()
+  const postgresBefore = postgresCpuMs()
+  const selfBefore = process.cpuUsage()
   const result = await autocannon({ url, connections, duration, pipelining: 1, requests })
   const after = pid === undefined ? null : cpuMs(pid)
   const answered = result.requests.average * duration
-  return { ...result, cpuMsPerRequest: before !== null && after !== null && answered > 0 ? (after - before) / answered : null }
+  const cpuMsPerRequest = before !== null && after !== null && answered > 0 ? (after - before) / answered : null
+  const machineAfter = machineCpu()
+  let split: CpuSplit | null = null
+  if (cpuMsPerRequest !== null && machineBefore && machineAfter) {
+    const self = process.cpuUsage(selfBefore)
+    const server = cpuMsPerRequest
+    const postgres = postgresCpuSince(postgresBefore) / answered
+    const loadGenerator = (self.user + self.system) / 1000 / answered
+    const busy = (machineAfter.busy - machineBefore.busy) / answered
+    split = { server, postgres, loadGenerator, other: Math.max(0, busy - server - postgres - loadGenerator), idle: (machineAfter.idle - machineBefore.idle) / answered }
+  }
+  return { ...result, cpuMsPerRequest, split }
+}
+
+/** Busy and idle CPU time of the whole machine in ms (all cores), from /proc/stat. */
+function machineCpu(): { busy: number; idle: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const idle = fields[3]! + fields[4]!
+    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0)
+    return { busy: (total - idle) * 10, idle: idle * 10 }
+  } catch {
+    return null
+  }
+}
+
+/** CPU time of each PostgreSQL process of this machine in ms. */
+function postgresCpuMs(): Map<string, number> {
+  const times = new Map<string, number>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      if (!stat.includes('(postgres)')) continue
+      const fields = stat.split(') ')[1]!.split(' ')
+      times.set(entry, (Number(fields[11]) + Number(fields[12])) * 10)
+    } catch { /* exited meanwhile */ }
+  }
+  return times
+}
+
+/** CPU PostgreSQL spent between two readings (a backend that exited meanwhile is not counted). */
+function postgresCpuSince(before: Map<string, number>): number {
+  let spent = 0
+  for (const [pid, ms] of postgresCpuMs()) spent += ms - (before.get(pid) ?? 0)
+  return spent
 }
 
 /** CPU time (user + system) of a process in ms, from /proc (Linux); null elsewhere. */
