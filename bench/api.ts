@@ -9,7 +9,8 @@
 // Options (environment): DATABASE_URL (server to create a scratch database on; default local),
 // BENCH_SECONDS (per measurement, default 10), BENCH_CONNECTIONS (default 50), BENCH_BACKGROUND=true
 // to also run chain followers and callback workers in the service, BENCH_PROFILE=<dir> to write a CPU
-// profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL.
+// profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL,
+// PAYWATCH_PREPARED_STATEMENTS=false to measure the service without prepared statements.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl, PORT: String(servicePort), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir,
     PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
     PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
+    ...(process.env.PAYWATCH_PREPARED_STATEMENTS ? { PAYWATCH_PREPARED_STATEMENTS: process.env.PAYWATCH_PREPARED_STATEMENTS } : {}),
   })
   const bareUrl = await startChild('bare', [join(root, 'bench', 'bare-server.ts')], { DATABASE_URL: databaseUrl, PORT: String(barePort) })
   const apiKey = await createKey(serviceUrl)

@@ -18,7 +18,8 @@ export interface PreparedPoolOptions {
  * newer node during a rolling deploy) makes PostgreSQL refuse the old statement with "cached plan
  * must not change result type". The statement is then run again unnamed when that is safe (outside a
  * transaction, whose first failure aborts it), and the connection is closed when released, taking its
- * outdated statements with it.
+ * outdated statements with it. The same holds for a statement the connection lost (node-postgres
+ * closes a named statement when binding a value fails, yet still counts it as prepared).
  */
 export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions = {}): PostgresPool {
   const preparedAfter = options.preparedAfter ?? 3
@@ -62,7 +63,7 @@ export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions =
         try {
           return await client.query({ name, text: sql, values: parameters as unknown[] }) as never
         } catch (error) {
-          if (!isOutdatedPlan(error)) throw error
+          if (!isUnusableStatement(error)) throw error
           outdated = true
           if (inTransaction) throw error
           return client.query(sql, parameters as unknown[]) as never
@@ -101,6 +102,8 @@ function transactionControl(sql: string): boolean | undefined {
   return undefined
 }
 
-function isOutdatedPlan(error: unknown): boolean {
-  return (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message)
+/** The prepared statement is outdated by a schema change, or no longer exists on the connection. */
+function isUnusableStatement(error: unknown): boolean {
+  const code = (error as { code?: string }).code
+  return (code === '0A000' && /cached plan must not change result type/.test((error as Error).message)) || code === '26000'
 }

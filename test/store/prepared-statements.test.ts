@@ -58,6 +58,16 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
     assert.deepEqual(rows, [{ a: 2, b: 7, c: 8 }])
   })
 
+  test('a prepared statement the connection lost is run unnamed and the connection replaced', async () => {
+    const select = () => sql<{ a: number }>`SELECT a FROM prep_items WHERE a <= ${1}`.execute(handle.db)
+    for (let i = 0; i < 3; i++) await select()
+    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE statement LIKE ${'SELECT a FROM prep_items%'}`.execute(handle.db)
+    assert.equal(rows.length, 1)
+    await sql.raw(`DEALLOCATE ${rows[0]!.name}`).execute(handle.db)
+    assert.deepEqual((await select()).rows, [{ a: 1 }])
+    assert.deepEqual((await select()).rows, [{ a: 1 }])
+  })
+
   test('statement texts beyond the limit stay unnamed', async () => {
     const pool = new pg.Pool({ connectionString: url, max: 1 })
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: createPreparedPool(pool, { preparedAfter: 1, maxPrepared: 2 }) }) })
