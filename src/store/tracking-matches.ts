@@ -33,7 +33,7 @@ const decode = (value: unknown): unknown =>
 
 /**
  * The pending trackings of `chain` whose (sender, nonce) or transaction hash appear in a block: one
- * statement, two index probes per transaction (trackings_pending_sender_nonce,
+ * statement, two index probes per transaction (trackings_payment,
  * trackings_pending_transaction), so its cost follows the block's size, not the number of pending
  * trackings. (Written as a LATERAL join: a UNION of the two sides gets a parallel plan whose worker
  * start-up costs more than the lookups themselves.)
