@@ -2,7 +2,7 @@
 // connection, varying ones are not, and a schema change under a prepared `SELECT *` is survived.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { createPreparedPool } from '../../src/store/prepared-pool.ts'
@@ -72,9 +72,13 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
     const pool = new pg.Pool({ connectionString: url, max: 1 })
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: createPreparedPool(pool, { preparedAfter: 1, maxPrepared: 2 }) }) })
     try {
+      // A long text (a batch written as a list of values) is never prepared, however often it runs.
+      const long = `SELECT 0 AS long_text ${' '.repeat(5000)} FROM prep_items WHERE a = $1`
+      for (let i = 0; i < 3; i++) await db.executeQuery(CompiledQuery.raw(long, [1]))
       for (let n = 1; n <= 5; n++) await sql`SELECT ${sql.raw(String(n))} AS n FROM prep_items WHERE a = ${1}`.execute(db)
       const prepared = await preparedOnConnection(db)
       assert.deepEqual(prepared.filter((s) => s.includes('AS n')).length, 2)
+      assert.equal(prepared.some((s) => s.includes('long_text')), false)
       assert.equal(prepared.length, 2, 'the pg_prepared_statements query itself is beyond the limit too')
     } finally {
       await db.destroy()
