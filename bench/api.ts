@@ -21,6 +21,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startAnvil } from '../test/support/anvil.ts'
+import { readStat } from './proc-cpu.ts'
 
 interface Histogram { average: number; p50: number; p99: number; max: number }
 interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
@@ -193,12 +194,8 @@ function postgresCpuMs(): Map<string, number> {
   const times = new Map<string, number>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      if (!stat.includes('(postgres)')) continue
-      const fields = stat.split(') ')[1]!.split(' ')
-      times.set(entry, (Number(fields[11]) + Number(fields[12])) * 10)
-    } catch { /* exited meanwhile */ }
+    const stat = readStat(`/proc/${entry}/stat`)
+    if (stat?.name === 'postgres') times.set(entry, stat.cpuMs)
   }
   return times
 }
@@ -211,14 +208,7 @@ function postgresCpuSince(before: Map<string, number>): number {
 }
 
 /** CPU time (user + system) of a process in ms, from /proc (Linux); null elsewhere. */
-function cpuMs(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * (1000 / 100)
-  } catch {
-    return null
-  }
-}
+const cpuMs = (pid: number): number | null => readStat(`/proc/${pid}/stat`)?.cpuMs ?? null
 
 async function createDatabase(): Promise<string> {
   const name = `pw_bench_${randomBytes(5).toString('hex')}`

@@ -19,6 +19,7 @@ import { completeTracking } from '../src/store/complete-tracking.ts'
 import type { Db } from '../src/store/database.ts'
 import { insertTracking } from '../src/store/trackings.ts'
 import { startTestService } from '../test/support/service.ts'
+import { readStat } from './proc-cpu.ts'
 
 const N = Number(process.env.BENCH_N ?? 5000)
 const LATENCY_SECONDS = 3
@@ -31,19 +32,21 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 /** CPU seconds per kind of thread of this process (Linux /proc): where a callback's cost goes. */
 async function threadCpu(): Promise<Map<string, number>> {
-  const { readdirSync, readFileSync } = await import('node:fs')
-  const ticks = new Map<string, number>()
+  const { readdirSync } = await import('node:fs')
+  const seconds = new Map<string, number>()
+  let tasks: string[] = []
   try {
-    for (const task of readdirSync('/proc/self/task')) {
-      const name = readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim()
-      const fields = readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')
-      const kind = name === 'MainThread' ? 'main' : name === 'libuv-worker' ? 'libuv pool (signing)' : name === 'WorkerThread' ? 'receiver' : 'V8/other'
-      ticks.set(kind, (ticks.get(kind) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100)
-    }
+    tasks = readdirSync('/proc/self/task')
   } catch {
     // not Linux: no breakdown
   }
-  return ticks
+  for (const task of tasks) {
+    const stat = readStat(`/proc/self/task/${task}/stat`)
+    if (!stat) continue
+    const kind = stat.name === 'MainThread' ? 'main' : stat.name === 'libuv-worker' ? 'libuv pool (signing)' : stat.name === 'WorkerThread' ? 'receiver' : 'V8/other'
+    seconds.set(kind, (seconds.get(kind) ?? 0) + stat.cpuMs / 1000)
+  }
+  return seconds
 }
 
 /** BENCH_PROFILE=file.cpuprofile: a CPU profile of the main thread during the throughput run. */
