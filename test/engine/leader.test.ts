@@ -7,11 +7,10 @@ import pg from 'pg'
 import { parseEther } from 'viem'
 import { postgresAdvisoryLock, singleProcessLock } from '../../src/chain/leader-lock.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
-import { createFreshDatabaseUrl, dropDatabase, testDatabaseUrl } from '../support/database.ts'
+import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
 import type { TestService } from '../support/service.ts'
 import { createPayment, freshAddress, startEngineService, waitFor, waitForFinal } from './support.ts'
 
-const onPostgres = { skip: testDatabaseUrl ? false : 'needs DATABASE_URL (PostgreSQL)' }
 
 test('embedded database: the single process always leads', async () => {
   const lock = singleProcessLock()

@@ -6,9 +6,8 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { createPreparedPool } from '../../src/store/prepared-pool.ts'
-import { createFreshDatabaseUrl, dropDatabase, testDatabaseUrl } from '../support/database.ts'
+import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
 
-const onPostgres = { skip: testDatabaseUrl ? false : 'needs DATABASE_URL (PostgreSQL)' }
 
 /** Texts of the statements prepared on the connection that runs this query. */
 async function preparedOnConnection(db: Kysely<any>): Promise<string[]> {

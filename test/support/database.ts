@@ -10,6 +10,9 @@ import { seedEmbeddedDataDir } from './pglite-template.ts'
 /** The PostgreSQL server under test (DATABASE_URL), or null for the embedded database. */
 export const testDatabaseUrl: string | null = process.env.DATABASE_URL || null
 
+/** Test options of a test that only means something on PostgreSQL: skipped on the embedded database. */
+export const onPostgres = { skip: testDatabaseUrl ? false : 'needs DATABASE_URL (PostgreSQL)' }
+
 /**
  * A fresh, migrated database for one test file: a new database on the PostgreSQL server named by
  * DATABASE_URL (dropped again by `close`), else an embedded PGlite in a temporary folder.
