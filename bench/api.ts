@@ -10,7 +10,8 @@
 // BENCH_SECONDS (per measurement, default 10), BENCH_CONNECTIONS (default 50), BENCH_BACKGROUND=true
 // to also run chain followers and callback workers in the service, BENCH_PROFILE=<dir> to write a CPU
 // profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL,
-// PAYWATCH_PREPARED_STATEMENTS=false to measure the service without prepared statements.
+// PAYWATCH_PREPARED_STATEMENTS=false to measure the service without prepared statements, BENCH_NODE_FLAGS
+// for extra node flags of the service (e.g. `--perf-basic-prof` for `perf record -p`).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
 
   const [servicePort, barePort] = [await freePort(), await freePort()]
   // The V8 flags of `npm start` (package.json).
-  const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [])]
+  const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
   const serviceUrl = await startChild('service', [...nodeFlags, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])], {
     DATABASE_URL: databaseUrl, PORT: String(servicePort), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir,
     PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',

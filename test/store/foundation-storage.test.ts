@@ -1,7 +1,7 @@
 // Storage rules of the foundation, on whichever store the suite runs against (PGlite by default,
 // PostgreSQL with DATABASE_URL): migrations, hashed API keys, one tracking per payment under races.
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { listMigrations, migrate } from '../../src/store/migrate.ts'
@@ -11,6 +11,9 @@ import { createTestDatabase } from '../support/database.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { createBody } from '../http/payments-fixtures.ts'
+import { insertTestTracking, randomAddress } from '../support/trackings.ts'
+import { findTrackingBySecret, insertTracking } from '../../src/store/trackings.ts'
+import { fullRecord } from '../../src/domain/tracking.ts'
 
 describe('database', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
@@ -51,6 +54,18 @@ describe('database', () => {
     assert.equal(await revokeApiKey(database.db, id, new Date()), true)
     assert.equal(await authenticateApiKey(database.db, key), undefined)
     assert.equal(await revokeApiKey(database.db, 'no-such-key', new Date()), false)
+  })
+
+  test('a created tracking is returned exactly as it reads back (payload in its stored key order)', async () => {
+    const account = await createAccount(database.db, 'read back')
+    const payload = { zeta: 1, a: { y: 'Zoë', b: [1, 2.5] }, ab: null }
+    const created = await insertTestTracking(database.db, account.id, { payload, feeAmount: '0.25', feeReceiver: randomAddress(), nonce: 2n ** 63n })
+    const read = await findTrackingBySecret(database.db, account.id, created.secretId)
+    assert.deepEqual(created, read)
+    // jsonb orders keys by length, then bytes: the create answer shows what every later read shows.
+    assert.deepEqual(Object.keys(created.payload!), ['a', 'ab', 'zeta'])
+    assert.equal(JSON.stringify(fullRecord(created)), JSON.stringify(fullRecord(read!)))
+    assert.equal(await insertTracking(database.db, { ...created, id: randomUUID() }), undefined, 'the same secret is a conflict')
   })
 
   test('two keys never collide and each authenticates its own account', async () => {
