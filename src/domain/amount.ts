@@ -22,8 +22,13 @@ export function toBaseUnits(input: string, decimals: number): bigint {
   if (fraction.length > decimals) {
     throw new AmountError(`has more than ${decimals} fractional digits (the token has ${decimals} decimals)`)
   }
-  return BigInt(whole! + fraction.padEnd(decimals, '0'))
+  const units = BigInt(whole! + fraction.padEnd(decimals, '0'))
+  // No token transfer or balance can exceed a uint256: such an amount could never be paid.
+  if (units > MAX_UINT256) throw new AmountError(`is more than any amount of this token (over 2^256 − 1 base units at ${decimals} decimals)`)
+  return units
 }
+
+const MAX_UINT256 = 2n ** 256n - 1n
 
 /** Base units back to a canonical decimal string. */
 export function fromBaseUnits(value: bigint, decimals: number): string {

@@ -51,8 +51,10 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     return { ok: false, errors: errors.list }
   }
   const b = body as Body
-  const earlier = b.secret_id === undefined && b.uuid !== undefined
-  if (b.secret_id !== undefined && b.uuid !== undefined) errors.add('uuid', 'send either secret_id or the earlier uuid, not both')
+  // null counts as absent, as for every optional field: `{"secret_id": "…", "uuid": null}` is the current form.
+  const given = (field: string) => b[field] !== undefined && b[field] !== null
+  const earlier = !given('secret_id') && given('uuid')
+  if (given('secret_id') && given('uuid')) errors.add('uuid', 'send either secret_id or the earlier uuid, not both')
   const secretKey = earlier ? 'uuid' : 'secret_id'
 
   const read = new Reader(b, errors)

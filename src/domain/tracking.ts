@@ -48,6 +48,22 @@ export interface Tracking {
 const checksum = (address: string): string => getAddress(address)
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null)
 
+// Node 22+ (V8): a value JSON.stringify writes as the given JSON text. Not yet in TypeScript's lib.
+declare global {
+  interface JSON {
+    rawJSON(text: string): unknown
+  }
+}
+
+/**
+ * A JSON number with every digit of `n`: the earlier shape echoes nonce and after_block as numbers,
+ * and a JavaScript number would round anything above 2^53 (the echo must be the stored value).
+ */
+const exactNumber = (n: bigint): unknown => {
+  const number = Number(n)
+  return Number.isSafeInteger(number) ? number : JSON.rawJSON(n.toString())
+}
+
 /** Full record, current shape (interface.md 2.1), field order as documented. */
 export function currentRecord(t: Tracking): Record<string, unknown> {
   return {
@@ -86,11 +102,11 @@ export function earlierRecord(t: Tracking): Record<string, unknown> {
     blockchain: t.blockchain,
     transaction: t.transaction,
     sender: checksum(t.sender),
-    nonce: Number(t.nonce),
+    nonce: exactNumber(t.nonce),
     receiver: checksum(t.receiver),
     token: checksum(t.token),
     confirmations: t.confirmations,
-    after_block: Number(t.afterBlock),
+    after_block: exactNumber(t.afterBlock),
     amount: t.amount,
     payload: t.payload,
     uuid: t.secretId,

@@ -49,6 +49,11 @@ const unacceptable = (problem: { path: string; message: string }): HttpProblem =
 export function installJsonBodyParser(app: FastifyInstance, bodyLimit: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    // Compressed bodies are not decoded: say so (RFC 9110 15.5.16) instead of calling the bytes malformed JSON.
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase()
+    if (encoding && encoding !== 'identity') {
+      return done(new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not accepted; send the JSON uncompressed`), undefined)
+    }
     const text = body as string
     if (text.trim() === '') return done(null, undefined)
     parseJson(request, text, (error: Error | null, parsed?: unknown) => {

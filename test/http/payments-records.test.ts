@@ -135,6 +135,19 @@ describe('earlier (uuid) shape', () => {
   })
 })
 
+describe('earlier (uuid) shape beyond 2^53', () => {
+  test('nonce and after_block are echoed as JSON numbers with every digit', async () => {
+    const body = earlierBody({ nonce: '18446744073709551614', after_block: '9007199254740995' })
+    const res = await post(body)
+    assert.equal(res.statusCode, 201, res.body)
+    assert.match(res.body, /"nonce":18446744073709551614,/)
+    assert.match(res.body, /"after_block":9007199254740995,/)
+    const read = await get(String(body.uuid))
+    assert.match(read.body, /"nonce":18446744073709551614,/)
+    assert.match(read.body, /"after_block":9007199254740995,/)
+  })
+})
+
 describe('idempotency', () => {
   test('the same body twice → 201 then 200 with the identical record', async () => {
     const body = createBody({ payload: { z: 1, a: 2 } })

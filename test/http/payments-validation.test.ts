@@ -110,6 +110,8 @@ describe('each invalid value → 400 VALIDATION_FAILED with its path', () => {
     ['fee_amount without fee_receiver', { fee_amount: '0.1' }, 'fee_receiver'],
     ['fee_receiver without fee_amount', { fee_receiver: '0x90F79bf6EB2c4f870365E785982E1f101E93b906' }, 'fee_amount'],
     ['secret_id together with uuid', { uuid: 'other' }, 'uuid'],
+    ['amount beyond any uint256 amount', { amount: `1${'0'.repeat(60)}` }, 'amount'],
+    ['fee_amount beyond any uint256 amount', { fee_amount: `1${'0'.repeat(60)}`, fee_receiver: '0x90F79bf6EB2c4f870365E785982E1f101E93b906' }, 'fee_amount'],
     ['integration_id too long', { integration_id: 'i'.repeat(129) }, 'integration_id'],
     ['a NUL character in payload', { payload: { note: 'a\u0000b' } }, 'payload.note'],
     ['an unpaired surrogate in payload', { payload: { note: 'a\ud800b' } }, 'payload.note'],
@@ -124,6 +126,17 @@ describe('each invalid value → 400 VALIDATION_FAILED with its path', () => {
     for (const body of [[createBody()], 'text', 42, null]) {
       assertFieldError(await post(JSON.stringify(body), { 'content-type': 'application/json' }), '')
     }
+  })
+
+  test('a null secret_id or uuid counts as absent: the other one chooses the form', async () => {
+    const current = await post(createBody({ uuid: null }))
+    assert.equal(current.statusCode, 201, current.body)
+    assert.equal(typeof current.json().secret_id, 'string')
+    const { secret_id: secretId, ...rest } = createBody({ transaction: `0x${'ab'.repeat(32)}`, confirmations: 1 })
+    const earlier = await post({ ...rest, secret_id: null, uuid: String(secretId) })
+    assert.equal(earlier.statusCode, 201, earlier.body)
+    assert.equal(earlier.json().uuid, secretId)
+    assert.equal(earlier.json().secret_id, undefined)
   })
 
   test('payload just under 8 KiB is accepted', async () => {
@@ -194,6 +207,14 @@ describe('request-level errors', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
       assertProblem(await post('blockchain=ethereum', { 'content-type': type }), 415, 'UNSUPPORTED_MEDIA_TYPE')
     }
+  })
+
+  test('a compressed JSON body → 415 UNSUPPORTED_MEDIA_TYPE; identity encoding is plain JSON', async () => {
+    const { gzipSync } = await import('node:zlib')
+    const gzipped = await post(gzipSync(JSON.stringify(createBody())), { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+    assertProblem(gzipped, 415, 'UNSUPPORTED_MEDIA_TYPE')
+    const plain = await post(JSON.stringify(createBody()), { 'content-type': 'application/json', 'content-encoding': 'identity' })
+    assert.equal(plain.statusCode, 201, plain.body)
   })
 
   test('JSON with a charset parameter is accepted', async () => {
