@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { Agent, request } from 'undici'
+import { isStorableText } from '../domain/storable-text.ts'
 import { ForbiddenCallbackError, forbiddenAddressReason, guardedLookup, hostOf } from './address-guard.ts'
 
 /** What one POST to a callback URL came to. */
@@ -131,12 +132,18 @@ function excerptOf(text: string): string | null {
   return cut.replace(/\u0000/g, '')
 }
 
-/** A JSON answer's `forward_to`, when it is a usable string. */
+/**
+ * A JSON answer's `forward_to`, when it is usable: an http(s) URL or a path relative to the page the widget
+ * runs on (never `javascript:` or `data:`: the widget sends the user there), and text the database can
+ * store (a NUL would fail the whole batch of recorded attempts).
+ */
 function forwardToOf(text: string): string | null {
   if (!text.trimStart().startsWith('{')) return null
   try {
     const value = (JSON.parse(text) as Record<string, unknown>).forward_to
-    return typeof value === 'string' && value.trim() !== '' && value.length <= MAX_FORWARD_TO ? value : null
+    if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_FORWARD_TO || !isStorableText(value)) return null
+    const { protocol } = new URL(value, 'https://relative.invalid')
+    return protocol === 'https:' || protocol === 'http:' ? value : null
   } catch {
     return null
   }

@@ -1,12 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isStorableText } from '../domain/storable-text.ts'
 import { HttpProblem } from './problem.ts'
-
-/**
- * Text PostgreSQL cannot store: a NUL character (text and jsonb refuse it) or an unpaired UTF-16
- * surrogate (jsonb refuses it, text would silently store U+FFFD). Such input is refused at the edge
- * with a 400, so no route ever turns it into a database error (a 500).
- */
-export const isStorableText = (value: string): boolean => !value.includes('\u0000') && value.isWellFormed()
 
 /** Deeper JSON is refused: no request needs it, and recursive code (JSON.stringify, jsonb) must not overflow. */
 export const MAX_JSON_DEPTH = 64

@@ -98,6 +98,21 @@ test('202: accepted, release waits; a JSON forward_to replaces the record\'s', a
   assert.equal(stored.forward_to, 'https://shop.example/next')
 })
 
+test('a forward_to that is not an http(s) URL or path, or holds a NUL, is ignored; the attempt is recorded', async () => {
+  for (const answer of ['{"forward_to":"javascript:alert(1)"}', '{"forward_to":"https://shop.example/\\u0000x"}', '{"forward_to":"data:text/html,hi"}']) {
+    const r = await receiver(() => ({ status: 200, body: answer, headers: { 'content-type': 'application/json' } }))
+    const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb`, forwardTo: 'https://shop.example/kept' })
+    await r.waitFor(1)
+    const stored = await eventually(async () => {
+      const current = await record(tracking.secretId)
+      return current.release === true && current
+    })
+    assert.equal(stored.forward_to, 'https://shop.example/kept', answer)
+    const [delivery] = await deliveriesOf(tracking.secretId)
+    assert.equal(delivery!.state, 'delivered')
+  }
+})
+
 test('200 with forward_to: released and forwarded there', async () => {
   const r = await receiver(() => ({ status: 200, body: '{"forward_to":"/orders/42"}' }))
   const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb` })
