@@ -54,7 +54,7 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
   // null counts as absent, as for every optional field: `{"secret_id": "…", "uuid": null}` is the current form.
   const given = (field: string) => b[field] !== undefined && b[field] !== null
   const earlier = !given('secret_id') && given('uuid')
-  if (given('secret_id') && given('uuid')) errors.add('uuid', 'send either secret_id or the earlier uuid, not both')
+  if (given('secret_id') && given('uuid')) errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
   const secretKey = earlier ? 'uuid' : 'secret_id'
 
   const read = new Reader(b, errors)
@@ -93,10 +93,10 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     value.integrationId = value.payload.integration
   }
   if ((value.feeAmount === null) !== (value.feeReceiver === null)) {
-    errors.add(value.feeAmount === null ? 'fee_amount' : 'fee_receiver', 'fee_amount and fee_receiver go together')
+    errors.add(value.feeAmount === null ? 'fee_amount' : 'fee_receiver', `is required with ${value.feeAmount === null ? 'fee_receiver' : 'fee_amount'}`)
   }
   if ((value.shop === null) !== (value.shopifyPaymentId === null)) {
-    errors.add(value.shop === null ? 'shop' : 'shopify_payment_id', 'shop and shopify_payment_id go together')
+    errors.add(value.shop === null ? 'shop' : 'shopify_payment_id', `is required with ${value.shop === null ? 'shopify_payment_id' : 'shop'}`)
   }
   return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }

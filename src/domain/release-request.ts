@@ -22,8 +22,10 @@ export function parseReleaseRequest(body: unknown): ParseResult<ReleaseRequest> 
     return { ok: false, errors: errors.list }
   }
   const b = body as Record<string, unknown>
-  if (b.secret_id !== undefined && b.uuid !== undefined) errors.add('uuid', 'send either secret_id or the earlier uuid, not both')
-  const secretKey = b.secret_id === undefined && b.uuid !== undefined ? 'uuid' : 'secret_id'
+  // null counts as absent, as in POST /v2/payments.
+  const given = (field: string) => b[field] !== undefined && b[field] !== null
+  if (given('secret_id') && given('uuid')) errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
+  const secretKey = !given('secret_id') && given('uuid') ? 'uuid' : 'secret_id'
 
   const read = new Reader(b, errors)
   const value: ReleaseRequest = {
