@@ -49,8 +49,9 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
         if (res instanceof RateLimiterRes) throw refuse('requests per second', config.rps, res)
         throw res
       }
+      let day: RateLimiterRes
       try {
-        await perDay.consume(keyId)
+        day = await perDay.consume(keyId)
       } catch (res) {
         if (res instanceof RateLimiterRes) throw refuse('requests per day', config.daily, res)
         throw res
@@ -62,7 +63,9 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
           headers: { 'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1' },
         })
       }
-      return { headers: headers(config.rps, second), done: release }
+      // The headers describe the budget closest to running out, so a client sees the daily one ending.
+      const tighter = day.remainingPoints < second.remainingPoints ? headers(config.daily, day) : headers(config.rps, second)
+      return { headers: tighter, done: release }
     },
   }
 }

@@ -110,6 +110,9 @@ describe('one node', () => {
     const responses = await Promise.all(Array.from({ length: 5 }, () => ping(tuned, apiKey)))
     for (let i = 0; i < 20; i++) responses.push(await ping(tuned, apiKey))
     assert.deepEqual(responses.map((r) => r.statusCode), Array<number>(25).fill(404))
+    // Near the end of the day's budget the headers describe it rather than the per-second window.
+    assert.deepEqual(responses.slice(-3).map((r) => [r.headers['ratelimit-limit'], r.headers['ratelimit-remaining']]), [['25', '2'], ['25', '1'], ['25', '0']])
+    assert.ok(Number(responses[24]!.headers['ratelimit-reset']) > 86_000)
     const refused = await ping(tuned, apiKey)
     const problem = assertProblem(refused, 429, 'RATE_LIMITED')
     assert.match(problem.detail, /day/)
