@@ -47,6 +47,9 @@ export function createAttemptPipeline(options: {
   let signing = 0
   let inFlight = 0
   const hosts = new Map<string, HostState>()
+  // Hosts with signed deliveries held back only by the overall limit: the ones to serve when a slot frees
+  // (not every host in hand, which made each answer cost O(hosts)).
+  const waiting = new Set<string>()
   const hostState = (host: string): HostState => {
     let state = hosts.get(host)
     if (!state) hosts.set(host, (state = { load: 0, inFlight: 0, ready: [], meanMs: 50 }))
@@ -91,6 +94,7 @@ export function createAttemptPipeline(options: {
 
   function pumpHttp(host: string): void {
     const state = hostState(host)
+    waiting.delete(host)
     while (state.inFlight < options.perHost && inFlight < options.concurrency && state.ready.length > 0) {
       const job = state.ready.shift()!
       state.inFlight++
@@ -103,9 +107,13 @@ export function createAttemptPipeline(options: {
         state.meanMs = state.meanMs * 0.8 + result.durationMs * 0.2
         finish(job, result, startedAt)
         pumpHttp(host)
-        if (inFlight < options.concurrency) for (const other of hosts.keys()) if (other !== host) pumpHttp(other)
+        for (const other of waiting) {
+          if (inFlight >= options.concurrency) break
+          pumpHttp(other)
+        }
       })
     }
+    if (state.ready.length > 0 && state.inFlight < options.perHost) waiting.add(host)
   }
 
   return {
