@@ -125,8 +125,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     for (const delivery of claimed) {
       if (held.has(delivery.id)) continue // still ours (its lease was renewed late)
       const host = hostKey(delivery.tracking.callback)
-      if (pipeline.load(host) >= maxHeldPerHost) overflow.set(host, [...(overflow.get(host) ?? []), delivery])
-      else start(delivery, host)
+      if (pipeline.load(host) < maxHeldPerHost) start(delivery, host)
+      else if (overflow.has(host)) overflow.get(host)!.push(delivery)
+      else overflow.set(host, [delivery])
     }
     for (const [host, deliveries] of overflow) {
       // Due again about when this host's share will have been worked off.
