@@ -117,12 +117,15 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
     let released: Tracking[] = []
     if (toRelease.length > 0) {
       const values = toRelease.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
-      const result = await sql<TrackingRow>`
+      const result = await sql<{ id: string; forward_to: string | null }>`
         UPDATE trackings AS t SET release = true, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
         FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
         WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
-        RETURNING t.*`.execute(trx)
-      released = result.rows.map(rowToTracking)
+        RETURNING t.id, t.forward_to`.execute(trx)
+      // A completed tracking changes no other column after its claim (status, transaction and the rest are
+      // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
+      const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
+      released = result.rows.map((row) => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forward_to }))
     }
     const releasedIds = new Set(released.map((t) => t.id))
     const forwards = held.filter((o) => o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))))

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTestService, type TestService } from '../support/service.ts'
+import { fullRecord, type Tracking } from '../../src/domain/tracking.ts'
 import { closedPortUrl, eventually, insertCompleted, insertPending, startReceiver, verifiedBy, type Receiver } from './support.ts'
 
 let service: TestService
@@ -113,15 +114,25 @@ test('a forward_to that is not an http(s) URL or path, or holds a NUL, is ignore
   }
 })
 
-test('200 with forward_to: released and forwarded there', async () => {
+test('200 with forward_to: released and forwarded there; the released event carries the record as stored', async () => {
   const r = await receiver(() => ({ status: 200, body: '{"forward_to":"/orders/42"}' }))
-  const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb` })
-  await r.waitFor(1)
-  const stored = await eventually(async () => {
-    const current = await record(tracking.secretId)
-    return current.release === true && current
-  })
-  assert.equal(stored.forward_to, '/orders/42')
+  const events: Tracking[] = []
+  const onReleased = (t: Tracking) => events.push(t)
+  service.events.on('released', onReleased)
+  try {
+    const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb`, payload: { b: 1, a: 'x' } })
+    await r.waitFor(1)
+    const stored = await eventually(async () => {
+      const current = await record(tracking.secretId)
+      return current.release === true && current
+    })
+    assert.equal(stored.forward_to, '/orders/42')
+    const released = events.find((t) => t.id === tracking.id)
+    assert.ok(released, 'a released event for the tracking')
+    assert.deepEqual(fullRecord(released), stored)
+  } finally {
+    service.events.off('released', onReleased)
+  }
 })
 
 test('500, timeout and connection refused are failed attempts, retried 15–44 s later; other endpoints are not held up', async () => {
