@@ -67,6 +67,17 @@ export function cableRoute(deps: CableRouteDeps) {
       },
     })
 
+    // Every open socket holds buffers and subscriptions: past the cap a new widget is told to come back
+    // (its ActionCable client reconnects with backoff) instead of the node running out of memory. Added after
+    // @fastify/websocket's hooks: they mark the request as an upgrade, so the refused socket is closed after the answer.
+    const maxConnections = deps.common.config.cableMaxConnections
+    app.addHook('onRequest', async (request) => {
+      if (!request.ws || sockets.size < maxConnections) return
+      throw new HttpProblem(503, 'CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
+        headers: { 'retry-after': '5' },
+      })
+    })
+
     const stopPings = (deps.ticker ?? intervalTicker)(() => {
       const frame = pingFrame(deps.common.clock())
       for (const socket of sockets) send(socket, frame)

@@ -26,6 +26,8 @@ export interface Config {
   priceCacheMs: number
   /** Name the statements run often on PostgreSQL (off behind a pooler that cannot keep them). */
   preparedStatements: boolean
+  /** Open `/cable` WebSockets one node accepts; more are refused with a 503 (each one holds memory). */
+  cableMaxConnections: number
   /** Every known chain, tracked or not; `rpc` is empty for chains that are not tracked. */
   chains: Record<string, ChainConfig>
 }
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
+    cableMaxConnections: int('PAYWATCH_CABLE_MAX_CONNECTIONS', 'cableMaxConnections', 10_000, 1, 1_000_000),
     chains: loadChains(env, file.chains),
   }
   const unknown = Object.keys(file).filter((key) => !fileKeys.has(key))
