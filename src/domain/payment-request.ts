@@ -51,13 +51,9 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     return { ok: false, errors: errors.list }
   }
   const b = body as Body
-  // null counts as absent, as for every optional field: `{"secret_id": "…", "uuid": null}` is the current form.
-  const given = (field: string) => b[field] !== undefined && b[field] !== null
-  const earlier = !given('secret_id') && given('uuid')
-  if (given('secret_id') && given('uuid')) errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
-  const secretKey = earlier ? 'uuid' : 'secret_id'
-
   const read = new Reader(b, errors)
+  const secretKey = read.secretKey()
+  const earlier = secretKey === 'uuid'
   const value: PaymentRequest = {
     shape: earlier ? 'earlier' : 'current',
     secretId: read.string(secretKey, { required: true, pattern: secretPattern, hint: '1 to 128 URL-safe characters' }) ?? '',
@@ -108,6 +104,16 @@ export class Reader {
   constructor(body: Body, errors: FieldErrors) {
     this.body = body
     this.errors = errors
+  }
+
+  /**
+   * Which field names the secret: `uuid` (the earlier form) when only it is given, else `secret_id`.
+   * null counts as absent, as for every optional field: `{"secret_id": "…", "uuid": null}` is the current form.
+   */
+  secretKey(): 'secret_id' | 'uuid' {
+    const given = (key: string) => this.body[key] !== undefined && this.body[key] !== null
+    if (given('secret_id') && given('uuid')) this.errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
+    return !given('secret_id') && given('uuid') ? 'uuid' : 'secret_id'
   }
 
   private present(key: string, required: boolean): unknown {

@@ -21,13 +21,8 @@ export function parseReleaseRequest(body: unknown): ParseResult<ReleaseRequest> 
     errors.add('', 'the body must be a JSON object')
     return { ok: false, errors: errors.list }
   }
-  const b = body as Record<string, unknown>
-  // null counts as absent, as in POST /v2/payments.
-  const given = (field: string) => b[field] !== undefined && b[field] !== null
-  if (given('secret_id') && given('uuid')) errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
-  const secretKey = !given('secret_id') && given('uuid') ? 'uuid' : 'secret_id'
-
-  const read = new Reader(b, errors)
+  const read = new Reader(body as Record<string, unknown>, errors)
+  const secretKey = read.secretKey()
   const value: ReleaseRequest = {
     blockchain: read.string('blockchain', { required: true, pattern: /^[a-z0-9_-]{1,40}$/, hint: 'a blockchain name such as "ethereum"' }) ?? '',
     transaction: read.string('transaction', { required: true, pattern: hashPattern, hint: 'a 0x-prefixed 32-byte hash' })?.toLowerCase() ?? '',

@@ -6,22 +6,15 @@ import { createAttemptPipeline } from '../../src/callbacks/pipeline.ts'
 import type { SendResult } from '../../src/callbacks/sender.ts'
 import type { CallbackSigner } from '../../src/callbacks/signer.ts'
 import type { ClaimedDelivery } from '../../src/store/deliveries.ts'
+import { testTracking } from '../support/trackings.ts'
 
 const signer: CallbackSigner = { servicePublicKeyPem: '', sign: async () => 'signature', signCached: async () => 'signature' }
 const ok: SendResult = { durationMs: 1, statusCode: 200, error: null, refused: false, excerpt: null, forwardTo: null }
 
-function delivery(id: string): ClaimedDelivery {
-  const now = new Date(0)
-  return {
-    id, trackingId: id, claim: 'c', attempts: 0,
-    tracking: {
-      id, accountId: 'a', secretId: id, shape: 'current', blockchain: 'ethereum', sender: `0x${'1'.repeat(40)}`, nonce: 1n,
-      receiver: `0x${'2'.repeat(40)}`, token: `0x${'e'.repeat(40)}`, decimals: 18, commitment: 'confirmed', confirmations: 1,
-      afterBlock: 1n, amount: '1', feeAmount: null, feeReceiver: null, transaction: null, payload: null, callback: `https://${id}.example/cb`,
-      forwardTo: null, forwardOnFailure: false, integrationId: null, linkId: null, shop: null, shopifyPaymentId: null,
-      status: 'success', failedReason: null, release: false, confirmedAt: now, createdAt: now, updatedAt: now,
-    },
-  } as ClaimedDelivery
+/** A delivery to `https://<host>.example/<id>`: the host is what the limits count, the path tells deliveries apart. */
+function delivery(id: string, host: string): ClaimedDelivery {
+  const tracking = testTracking('a', { id, secretId: id, status: 'success', callback: `https://${host}.example/${id}` })
+  return { id, trackingId: id, claim: 'c', attempts: 0, tracking }
 }
 
 test('with many hosts, requests stay within the overall and per-host limits, and a freed slot serves a waiting host', async () => {
@@ -31,7 +24,7 @@ test('with many hosts, requests stay within the overall and per-host limits, and
   let maxPerHost = 0
   const sender = {
     send: (url: string) => new Promise<SendResult>((resolve) => {
-      const host = new URL(url).host.split('.')[0]!.replace(/-\d+$/, '')
+      const host = new URL(url).hostname.split('.')[0]!
       inFlightByHost.set(host, (inFlightByHost.get(host) ?? 0) + 1)
       maxInFlight = Math.max(maxInFlight, open.size + 1)
       maxPerHost = Math.max(maxPerHost, inFlightByHost.get(host)!)
@@ -45,10 +38,10 @@ test('with many hosts, requests stay within the overall and per-host limits, and
   }
   const pipeline = createAttemptPipeline({ signer, sender, clock: () => new Date(0), concurrency: 4, perHost: 2, signing: 8 })
   const finished: string[] = []
-  // 50 hosts with 3 deliveries each: the host name is shared, the URL tells the deliveries apart.
+  // 50 hosts with 3 deliveries each.
   for (let h = 0; h < 50; h++) {
     for (let n = 0; n < 3; n++) {
-      const d = delivery(`host${h}-${n}`)
+      const d = delivery(`d${h}-${n}`, `host${h}`)
       pipeline.push(d, `host${h}`, () => finished.push(d.id))
     }
   }

@@ -87,6 +87,17 @@ test('earlier form: uuid and a numeric nonce; the answer is in the earlier shape
   assert.equal(record.release, true)
 })
 
+test('a null secret_id or uuid counts as absent: the other one names the payment', async () => {
+  const t = await insertTestTracking(service.database.db, accountId)
+  await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  const { secret_id: _secret, ...rest } = bodyOf(t)
+  const byUuid = await release({ ...rest, secret_id: null, uuid: t.secretId })
+  assert.equal(byUuid.statusCode, 200, byUuid.body)
+  const bySecret = await release({ ...bodyOf(t), uuid: null })
+  assert.equal(bySecret.statusCode, 200, bySecret.body)
+  assert.equal(bySecret.json().release, true)
+})
+
 test("another account's payment is unknown: 404, and it stays unreleased", async () => {
   const t = await insertTestTracking(service.database.db, accountId)
   await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())

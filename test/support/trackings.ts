@@ -11,8 +11,15 @@ export const randomHash = (): string => `0x${randomBytes(32).toString('hex')}`
  * of what happens after creation (release, widget channel) without a chain behind the service.
  */
 export async function insertTestTracking(db: Db, accountId: string, overrides: Partial<Tracking> = {}): Promise<Tracking> {
+  const stored = await insertTracking(db, testTracking(accountId, overrides))
+  if (!stored) throw new Error('insertTestTracking: the tracking conflicts with an existing one')
+  return stored
+}
+
+/** A pending tracking with test defaults, not stored. */
+export function testTracking(accountId: string, overrides: Partial<Tracking> = {}): Tracking {
   const now = new Date()
-  const tracking: Tracking = {
+  return {
     id: randomUUID(),
     accountId,
     secretId: randomUUID(),
@@ -46,7 +53,4 @@ export async function insertTestTracking(db: Db, accountId: string, overrides: P
     updatedAt: now,
     ...overrides,
   }
-  const stored = await insertTracking(db, tracking)
-  if (!stored) throw new Error('insertTestTracking: the tracking conflicts with an existing one')
-  return stored
 }
