@@ -14,7 +14,7 @@
 // for extra node flags of the service (e.g. `--perf-basic-prof` for `perf record -p`).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -22,7 +22,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { startAnvil } from '../test/support/anvil.ts'
-import { readStat } from './proc-cpu.ts'
+import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 
 interface Histogram { average: number; p50: number; p99: number; max: number }
 interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
@@ -176,36 +176,6 @@ async function measure(url: string, requests: RequestSpec[], duration: number, p
     split = { server, postgres, loadGenerator, other: Math.max(0, busy - server - postgres - loadGenerator), idle: (machineAfter.idle - machineBefore.idle) / answered }
   }
   return { ...result, cpuMsPerRequest, split }
-}
-
-/** Busy and idle CPU time of the whole machine in ms (all cores), from /proc/stat. */
-function machineCpu(): { busy: number; idle: number } | null {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
-    const idle = fields[3]! + fields[4]!
-    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0)
-    return { busy: (total - idle) * 10, idle: idle * 10 }
-  } catch {
-    return null
-  }
-}
-
-/** CPU time of each PostgreSQL process of this machine in ms. */
-function postgresCpuMs(): Map<string, number> {
-  const times = new Map<string, number>()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const stat = readStat(`/proc/${entry}/stat`)
-    if (stat?.name === 'postgres') times.set(entry, stat.cpuMs)
-  }
-  return times
-}
-
-/** CPU PostgreSQL spent between two readings (a backend that exited meanwhile is not counted). */
-function postgresCpuSince(before: Map<string, number>): number {
-  let spent = 0
-  for (const [pid, ms] of postgresCpuMs()) spent += ms - (before.get(pid) ?? 0)
-  return spent
 }
 
 /** CPU time (user + system) of a process in ms, from /proc (Linux); null elsewhere. */

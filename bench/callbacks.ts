@@ -9,6 +9,7 @@
 //    completions themselves share its one thread); due → received p50/p99 without a backlog.
 // The receiver runs in a worker thread (its own event loop, the same two cores).
 // BENCH_N (default 5000) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
+// BENCH_MARK=1 writes a line with the pid to stderr when the throughput run starts (to attach `perf record -p`).
 import { randomBytes, randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
@@ -19,7 +20,7 @@ import { completeTracking } from '../src/store/complete-tracking.ts'
 import type { Db } from '../src/store/database.ts'
 import { insertTracking } from '../src/store/trackings.ts'
 import { startTestService } from '../test/support/service.ts'
-import { readStat } from './proc-cpu.ts'
+import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 
 const N = Number(process.env.BENCH_N ?? 5000)
 const LATENCY_SECONDS = 3
@@ -165,12 +166,15 @@ const mainPerSign = (((await threadCpu()).get('main') ?? 0) - mainBeforeRaw) / N
 
 // --- 2. throughput ----------------------------------------------------------------------------------------------
 await seedCompleted(db, N)
+if (process.env.BENCH_MARK) console.error(`throughput run starts (pid ${process.pid})`)
 const dueAt = new Date()
 await db.updateTable('deliveries').set({ next_attempt_at: dueAt }).execute()
 const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined
 const started = performance.now()
 const cpuBefore = process.cpuUsage()
 const threadsBefore = await threadCpu()
+const machineBefore = machineCpu()
+const postgresBefore = postgresCpuMs()
 const eluBefore = performance.eventLoopUtilization()
 await service.callbacks.background.start()
 await waitForArrivals(N, 600_000)
@@ -183,6 +187,8 @@ for (;;) {
 const recordedAll = performance.now()
 const cpu = process.cpuUsage(cpuBefore)
 const threadsAfter = await threadCpu()
+const machineAfter = machineCpu()
+const postgresSpent = postgresCpuSince(postgresBefore)
 const perThread = [...threadsAfter].map(([kind, seconds]) => `${kind} ${(seconds - (threadsBefore.get(kind) ?? 0)).toFixed(2)} s`).join(', ')
 if (profiler) await profiler(process.env.BENCH_PROFILE!)
 const elu = performance.eventLoopUtilization(eluBefore)
@@ -232,7 +238,12 @@ console.log(`signed callbacks (received):        ${fmt(rate)}/s  (${((receivedAl
 console.log(`signed callbacks (recorded+released): ${fmt(rateRecorded)}/s  (${released.n} released)`)
 console.log(`ratio to raw signing:               ${((rate / raw) * 100).toFixed(1)} %  (target ≥ 75 %; target rate ≥ 2,000/s)`)
 console.log(`CPU while delivering:                ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s process (all threads) in ${((recordedAll - started) / 1000).toFixed(2)} s; main event loop ${(elu.utilization * 100).toFixed(0)} % busy`)
-console.log(`  by thread:                        ${perThread} (the database server, if any, not included)`)
+console.log(`  by thread:                        ${perThread}`)
+if (service.database.kind === 'postgres') console.log(`  PostgreSQL server:                ${(postgresSpent / 1000).toFixed(2)} s`)
+if (machineBefore && machineAfter) {
+  const perCallback = (ms: number) => (ms / N).toFixed(3)
+  console.log(`  machine, ms per callback (all cores): busy ${perCallback(machineAfter.busy - machineBefore.busy)}, idle ${perCallback(machineAfter.idle - machineBefore.idle)}`)
+}
 console.log(`burst due → received:               p50 ${fmt(percentile(burst, 50))} ms, p99 ${fmt(percentile(burst, 99))} ms (all ${fmt(N)} due at once)`)
 console.log(`Anvil: block mined → callback received: p50 ${percentile(anvilLatency, 50).toFixed(1)} ms, p99 ${percentile(anvilLatency, 99).toFixed(1)} ms (${anvilLatency.length} payments, newHeads over WebSocket; target < 250 ms / < 1 s)`)
 console.log(`steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`)
