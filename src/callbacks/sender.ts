@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { isStorableText } from '../domain/storable-text.ts'
 import { ForbiddenCallbackError, forbiddenAddressReason, guardedLookup, hostOf } from './address-guard.ts'
 
@@ -69,44 +69,62 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
 
     return new Promise<SendResult>((resolve) => {
       let settled = false
-      const abort = new AbortController()
-      const timer = setTimeout(() => abort.abort(), options.timeoutMs)
-      const finish = (result: SendResult) => {
+      let timedOut = false
+      let controller: { abort(reason: Error): void } | undefined
+      const timeout = () => new CallbackTimeoutError(`no complete answer within ${options.timeoutMs / 1000} s`)
+      const timer = setTimeout(() => {
+        timedOut = true
+        controller?.abort(timeout())
+        // Still connecting: the attempt ends now; the request is aborted as soon as undici starts it.
+        onError(timeout())
+      }, options.timeoutMs)
+      const onError = (error: Error, statusCode: number | null = null) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        resolve(result)
+        resolve(failed(timedOut ? timeout() : error, statusCode))
       }
-      const onError = (error: Error, statusCode: number | null = null) =>
-        finish(failed(abort.signal.aborted ? new CallbackTimeoutError(`no complete answer within ${options.timeoutMs / 1000} s`) : error, statusCode))
-      request(target, {
+      let statusCode = 0
+      const chunks: Buffer[] = []
+      let kept = 0
+      // undici's dispatch handler directly: no response stream, promise or AbortSignal per attempt.
+      agent.dispatch({
+        origin: target.origin,
+        path: target.pathname + target.search,
         method: 'POST',
-        dispatcher: agent,
         headers: { ...headers, 'user-agent': 'Paywatch-Callbacks/1' },
         body: Buffer.from(body, 'utf8'),
-        signal: abort.signal,
         // The whole attempt is bounded by the timer above.
         headersTimeout: 0,
         bodyTimeout: 0,
-      }).then((response) => {
-        const chunks: Buffer[] = []
-        let kept = 0
-        response.body.on('data', (chunk: Buffer) => {
+      }, {
+        onRequestStart(started) {
+          controller = started
+          if (timedOut) started.abort(timeout())
+        },
+        onResponseStart(_controller, status) {
+          statusCode = status
+        },
+        onResponseData(_controller, chunk) {
           if (kept >= READ_BYTES) return
           chunks.push(chunk)
           kept += chunk.length
-        })
-        response.body.on('error', (error) => onError(error, response.statusCode))
-        response.body.on('end', () => {
-          const { statusCode } = response
+        },
+        onResponseEnd() {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
           const text = Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')
-          finish({
+          resolve({
             durationMs: elapsed(), statusCode, refused: false, error: null,
             excerpt: excerptOf(text),
             forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,
           })
-        })
-      }, (error: Error) => onError(error))
+        },
+        onResponseError(_controller, error) {
+          onError(error, statusCode === 0 ? null : statusCode)
+        },
+      })
     })
   }
 
