@@ -8,7 +8,7 @@
 //    engine does) at an eighth of the measured throughput (at most 100/s: on the embedded database the
 //    completions themselves share its one thread); due → received p50/p99 without a backlog.
 // The receiver runs in a worker thread (its own event loop, the same two cores).
-// BENCH_N (default 5000) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
+// BENCH_N (default 20,000: a run of several seconds, steadier than a short burst) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
 // BENCH_MARK=1 writes a line with the pid to stderr when the throughput run starts (to attach `perf record -p`).
 import { randomBytes, randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
@@ -22,7 +22,7 @@ import { insertTracking } from '../src/store/trackings.ts'
 import { startTestService } from '../test/support/service.ts'
 import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 
-const N = Number(process.env.BENCH_N ?? 5000)
+const N = Number(process.env.BENCH_N ?? 20_000)
 const LATENCY_SECONDS = 3
 
 const percentile = (values: number[], p: number) => {
