@@ -75,7 +75,7 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
       const timer = setTimeout(() => {
         timedOut = true
         controller?.abort(timeout())
-        // Still connecting: the attempt ends now; the request is aborted as soon as undici starts it.
+        // The attempt ends now, also while undici is still connecting; a request not yet started is aborted when it starts.
         onError(timeout())
       }, options.timeoutMs)
       const onError = (error: Error, statusCode: number | null = null) => {
