@@ -30,6 +30,8 @@ export interface CreatePaymentDeps {
    * before it is stored; the first refusal is the answer.
    */
   referenceChecks?: ReferenceCheck[]
+  /** Stores a new tracking (undefined: one with its identity or secret exists); `insertTracking` by default. */
+  insertTracking?: (tracking: Tracking) => Promise<Tracking | undefined>
 }
 
 /**
@@ -63,7 +65,7 @@ export async function createPayment(deps: CreatePaymentDeps, accountId: string, 
     createdAt: now,
     updatedAt: now,
   }
-  const created = await insertTracking(deps.db, tracking)
+  const created = await (deps.insertTracking ? deps.insertTracking(tracking) : insertTracking(deps.db, tracking))
   if (created) return { kind: 'created', tracking: created }
   // A tracking with this identity or secret exists (stored before, or by a concurrent request).
   const existing = await findExisting(deps.db, accountId, request)

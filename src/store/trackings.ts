@@ -53,24 +53,47 @@ const insertColumns = [
 const insertSql = `INSERT INTO trackings (${insertColumns.map((c) => `"${c}"`).join(', ')}) ` +
   `VALUES (${insertColumns.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING RETURNING payload`
 
+/** A tracking's values in the order of `insertColumns`. */
+function columnValues(t: Tracking): unknown[] {
+  return [
+    t.id, t.accountId, t.secretId, t.shape, t.blockchain, t.sender, t.nonce.toString(), t.receiver, t.token, t.decimals,
+    t.commitment, t.confirmations, t.afterBlock.toString(), t.amount, t.feeAmount, t.feeReceiver, t.transaction,
+    t.payload === null ? null : JSON.stringify(t.payload), t.callback, t.forwardTo, t.forwardOnFailure, t.integrationId,
+    t.linkId, t.shop, t.shopifyPaymentId, t.status, t.failedReason, t.confirmedAt, t.createdAt, t.updatedAt,
+  ]
+}
+
 /** Inserts a new tracking unless one exists for its identity or secret; returns it, or undefined on conflict. */
 export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | undefined> {
-  const values: Record<(typeof insertColumns)[number], unknown> = {
-    id: t.id, account_id: t.accountId, secret_id: t.secretId, shape: t.shape, blockchain: t.blockchain,
-    sender: t.sender, nonce: t.nonce.toString(), receiver: t.receiver, token: t.token, decimals: t.decimals,
-    commitment: t.commitment, confirmations: t.confirmations, after_block: t.afterBlock.toString(),
-    amount: t.amount, fee_amount: t.feeAmount, fee_receiver: t.feeReceiver, transaction: t.transaction,
-    payload: t.payload === null ? null : JSON.stringify(t.payload), callback: t.callback, forward_to: t.forwardTo,
-    forward_on_failure: t.forwardOnFailure, integration_id: t.integrationId, link_id: t.linkId, shop: t.shop,
-    shopify_payment_id: t.shopifyPaymentId, status: t.status, failed_reason: t.failedReason,
-    confirmed_at: t.confirmedAt, created_at: t.createdAt, updated_at: t.updatedAt,
-  }
   // Every column but the payload reads back as written; the payload comes back as jsonb stores it
   // (keys reordered, duplicates dropped), as every later read will show it. Returning one column
   // instead of thirty spares describing and parsing the whole row on each create.
-  const result = await db.executeQuery<Pick<TrackingRow, 'payload'>>(CompiledQuery.raw(insertSql, insertColumns.map((column) => values[column])))
+  const result = await db.executeQuery<Pick<TrackingRow, 'payload'>>(CompiledQuery.raw(insertSql, columnValues(t)))
   const row = result.rows[0]
   return row && { ...t, payload: (row.payload as Record<string, unknown> | null) ?? null }
+}
+
+/** Statement texts of `insertTrackings` by row count. */
+const batchInsertSql: string[] = []
+function batchInsertSqlFor(rows: number): string {
+  let text = batchInsertSql[rows]
+  if (text === undefined) {
+    const width = insertColumns.length
+    const tuples = Array.from({ length: rows }, (_, row) => `(${insertColumns.map((_, i) => `$${row * width + i + 1}`).join(', ')})`)
+    text = `INSERT INTO trackings (${insertColumns.map((c) => `"${c}"`).join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING RETURNING id, payload`
+    batchInsertSql[rows] = text
+  }
+  return text
+}
+
+/**
+ * Inserts several new trackings in one statement; each comes back as `insertTracking` returns it, or
+ * undefined where a tracking with its identity or secret exists (stored before, or earlier in `ts`).
+ */
+export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking | undefined)[]> {
+  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(batchInsertSqlFor(ts.length), ts.flatMap(columnValues)))
+  const payloads = new Map(result.rows.map((row) => [row.id, (row.payload as Record<string, unknown> | null) ?? null]))
+  return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
 }
 
 // Every GET /v2/payments/{secret_id} runs it: written once, like the insert.

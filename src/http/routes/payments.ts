@@ -4,6 +4,7 @@ import { parsePaymentRequest, secretPattern } from '../../domain/payment-request
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
 import type { TrackingEvents } from '../../payments/events.ts'
+import { createTrackingInserter } from '../../store/tracking-inserter.ts'
 import { findTrackingBySecret } from '../../store/trackings.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
@@ -16,7 +17,9 @@ export interface PaymentRoutesDeps extends CreatePaymentDeps {
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
 }
 
-export async function paymentRoutes(app: FastifyInstance, deps: PaymentRoutesDeps): Promise<void> {
+export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRoutesDeps): Promise<void> {
+  // Concurrent creates share insert statements (group commit).
+  const deps = { ...routeDeps, insertTracking: routeDeps.insertTracking ?? createTrackingInserter(routeDeps.db).insert }
   const decorateRecord = deps.decorateRecord && cacheDecorations(deps.decorateRecord)
   const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking, options: { signed: boolean }) => {
     // Pure ASCII (decisions.md 4) so that `x-signature` verifies however the client reads the bytes.

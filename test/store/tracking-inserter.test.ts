@@ -1,0 +1,94 @@
+// The create path's group commit, on whichever store the suite runs against (PGlite by default,
+// PostgreSQL with DATABASE_URL): concurrent creates share statements, and each still gets its own outcome.
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import { createAccount } from '../../src/store/accounts.ts'
+import type { Db } from '../../src/store/database.ts'
+import { createTrackingInserter } from '../../src/store/tracking-inserter.ts'
+import { findTrackingBySecret } from '../../src/store/trackings.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { testTracking } from '../support/trackings.ts'
+
+/** Counts the statements that succeeded through a Kysely instance (a failed one has no result). */
+class StatementCounter implements KyselyPlugin {
+  count = 0
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node
+  }
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.count++
+    return args.result
+  }
+}
+
+describe('tracking inserter (group commit)', () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>
+  let accountId: string
+  before(async () => {
+    database = await createTestDatabase()
+    accountId = (await createAccount(database.db, 'inserter')).id
+  })
+  after(async () => {
+    await database?.close()
+  })
+
+  const counted = (): { db: Db; counter: StatementCounter } => {
+    const counter = new StatementCounter()
+    return { db: database.db.withPlugin(counter), counter }
+  }
+
+  test('creates arriving together are stored by one statement, each answered with its own tracking', async () => {
+    const { db, counter } = counted()
+    const inserter = createTrackingInserter(db)
+    const trackings = Array.from({ length: 25 }, (_, i) => testTracking(accountId, { payload: { order: i, b: 1, a: 2 } }))
+    const stored = await Promise.all(trackings.map((t) => inserter.insert(t)))
+    assert.equal(counter.count, 1)
+    for (const [i, t] of trackings.entries()) {
+      // The payload as jsonb stores it (keys reordered), as every later read shows it.
+      const read = await findTrackingBySecret(database.db, accountId, t.secretId)
+      assert.deepEqual(stored[i], read)
+      assert.deepEqual(Object.keys(stored[i]!.payload!), Object.keys(read!.payload!))
+      assert.equal(stored[i]!.id, t.id)
+    }
+  })
+
+  test('a lone create is one single-row statement; creates arriving while a statement runs go into the next', async () => {
+    const { db, counter } = counted()
+    const inserter = createTrackingInserter(db)
+    const first = inserter.insert(testTracking(accountId))
+    await new Promise((resolve) => setImmediate(resolve)) // the first statement is on its way
+    const more = Array.from({ length: 5 }, () => inserter.insert(testTracking(accountId)))
+    assert.ok(await first)
+    for (const stored of await Promise.all(more)) assert.ok(stored)
+    assert.equal(counter.count, 2)
+  })
+
+  test('a repeat inside one batch: the first row is stored, the repeat answers undefined (an existing tracking)', async () => {
+    const inserter = createTrackingInserter(database.db)
+    const original = testTracking(accountId)
+    const sameIdentity = testTracking(accountId, { sender: original.sender, nonce: original.nonce })
+    const sameSecret = testTracking(accountId, { secretId: original.secretId })
+    const other = testTracking(accountId)
+    const [a, b, c, d] = await Promise.all([original, sameIdentity, sameSecret, other].map((t) => inserter.insert(t)))
+    assert.equal(a?.id, original.id)
+    assert.equal(b, undefined)
+    assert.equal(c, undefined)
+    assert.equal(d?.id, other.id)
+  })
+
+  test('a row the database refuses fails only its own create: the batch is retried row by row', async () => {
+    const { db, counter } = counted()
+    const inserter = createTrackingInserter(db)
+    // integration_id references integrations: an unknown one violates the foreign key.
+    const good = Array.from({ length: 4 }, () => testTracking(accountId))
+    const bad = testTracking(accountId, { integrationId: 'no-such-integration' })
+    const outcomes = await Promise.allSettled([good[0]!, good[1]!, bad, good[2]!, good[3]!].map((t) => inserter.insert(t)))
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+    for (const t of good) assert.equal((await findTrackingBySecret(database.db, accountId, t.secretId))?.id, t.id)
+    assert.equal(await findTrackingBySecret(database.db, accountId, bad.secretId), undefined)
+    // Statements that failed (the batch, the refused row) give no result to count: the four others were
+    // stored one statement each, after the batch failed.
+    assert.equal(counter.count, 4)
+  })
+})
