@@ -105,6 +105,20 @@ export async function findTrackingBySecret(db: Db, accountId: string, secretId: 
   return row && rowToTracking(row)
 }
 
+// One text for any number of keys (prepared once): the keys as two arrays.
+const selectBySecretsSql = 'SELECT trackings.* FROM unnest($1::text[], $2::text[]) AS k(account_id, secret_id) ' +
+  'JOIN trackings ON trackings.account_id = k.account_id AND trackings.secret_id = k.secret_id'
+
+/** `findTrackingBySecret` for several keys in one statement, in their order. */
+export async function findTrackingsBySecrets(db: Db, keys: { accountId: string; secretId: string }[]): Promise<(Tracking | undefined)[]> {
+  const result = await db.executeQuery<TrackingRow>(CompiledQuery.raw(selectBySecretsSql, [keys.map((k) => k.accountId), keys.map((k) => k.secretId)]))
+  const found = new Map(result.rows.map((row) => [`${row.account_id}\n${row.secret_id}`, row]))
+  return keys.map((k) => {
+    const row = found.get(`${k.accountId}\n${k.secretId}`)
+    return row && rowToTracking(row)
+  })
+}
+
 export async function findTrackingByIdentity(
   db: Db,
   key: { accountId: string; blockchain: string; sender: string; nonce: bigint },

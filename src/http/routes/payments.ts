@@ -4,8 +4,7 @@ import { parsePaymentRequest, secretPattern } from '../../domain/payment-request
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
 import type { TrackingEvents } from '../../payments/events.ts'
-import { createTrackingInserter } from '../../store/tracking-inserter.ts'
-import { findTrackingBySecret } from '../../store/trackings.ts'
+import { createTrackingBatches } from '../../store/tracking-batches.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
@@ -18,8 +17,9 @@ export interface PaymentRoutesDeps extends CreatePaymentDeps {
 }
 
 export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRoutesDeps): Promise<void> {
-  // Concurrent creates share insert statements (group commit).
-  const deps = { ...routeDeps, insertTracking: routeDeps.insertTracking ?? createTrackingInserter(routeDeps.db).insert }
+  // Concurrent creates share insert statements (group commit), concurrent reads share selects.
+  const batches = createTrackingBatches(routeDeps.db)
+  const deps = { ...routeDeps, insertTracking: routeDeps.insertTracking ?? batches.insert }
   const decorateRecord = deps.decorateRecord && cacheDecorations(deps.decorateRecord)
   const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking, options: { signed: boolean }) => {
     // Pure ASCII (decisions.md 4) so that `x-signature` verifies however the client reads the bytes.
@@ -75,7 +75,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
   }, async (request, reply) => {
     const secretId = request.params.secret_id
     // A string no create accepts as secret_id or uuid cannot be stored: no query for it.
-    const tracking = secretPattern.test(secretId) ? await findTrackingBySecret(deps.db, callerOf(request).accountId, secretId) : undefined
+    const tracking = secretPattern.test(secretId) ? await batches.findBySecret(callerOf(request).accountId, secretId) : undefined
     if (!tracking) throw notFound('payment tracking')
     return sendRecord(reply, 200, tracking, { signed: true })
   })

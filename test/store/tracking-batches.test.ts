@@ -1,11 +1,11 @@
-// The create path's group commit, on whichever store the suite runs against (PGlite by default,
-// PostgreSQL with DATABASE_URL): concurrent creates share statements, and each still gets its own outcome.
+// The payments API's batched statements, on whichever store the suite runs against (PGlite by default,
+// PostgreSQL with DATABASE_URL): concurrent creates and reads share statements, each still gets its own outcome.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
 import type { Db } from '../../src/store/database.ts'
-import { createTrackingInserter } from '../../src/store/tracking-inserter.ts'
+import { createTrackingBatches } from '../../src/store/tracking-batches.ts'
 import { findTrackingBySecret } from '../../src/store/trackings.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { testTracking } from '../support/trackings.ts'
@@ -22,12 +22,12 @@ class StatementCounter implements KyselyPlugin {
   }
 }
 
-describe('tracking inserter (group commit)', () => {
+describe('batched tracking statements', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
   let accountId: string
   before(async () => {
     database = await createTestDatabase()
-    accountId = (await createAccount(database.db, 'inserter')).id
+    accountId = (await createAccount(database.db, 'batches')).id
   })
   after(async () => {
     await database?.close()
@@ -40,9 +40,9 @@ describe('tracking inserter (group commit)', () => {
 
   test('creates arriving together are stored by one statement, each answered with its own tracking', async () => {
     const { db, counter } = counted()
-    const inserter = createTrackingInserter(db)
+    const batches = createTrackingBatches(db)
     const trackings = Array.from({ length: 25 }, (_, i) => testTracking(accountId, { payload: { order: i, b: 1, a: 2 } }))
-    const stored = await Promise.all(trackings.map((t) => inserter.insert(t)))
+    const stored = await Promise.all(trackings.map((t) => batches.insert(t)))
     assert.equal(counter.count, 1)
     for (const [i, t] of trackings.entries()) {
       // The payload as jsonb stores it (keys reordered), as every later read shows it.
@@ -55,22 +55,22 @@ describe('tracking inserter (group commit)', () => {
 
   test('a lone create is one single-row statement; creates arriving while a statement runs go into the next', async () => {
     const { db, counter } = counted()
-    const inserter = createTrackingInserter(db)
-    const first = inserter.insert(testTracking(accountId))
+    const batches = createTrackingBatches(db)
+    const first = batches.insert(testTracking(accountId))
     await new Promise((resolve) => setImmediate(resolve)) // the first statement is on its way
-    const more = Array.from({ length: 5 }, () => inserter.insert(testTracking(accountId)))
+    const more = Array.from({ length: 5 }, () => batches.insert(testTracking(accountId)))
     assert.ok(await first)
     for (const stored of await Promise.all(more)) assert.ok(stored)
     assert.equal(counter.count, 2)
   })
 
   test('a repeat inside one batch: the first row is stored, the repeat answers undefined (an existing tracking)', async () => {
-    const inserter = createTrackingInserter(database.db)
+    const batches = createTrackingBatches(database.db)
     const original = testTracking(accountId)
     const sameIdentity = testTracking(accountId, { sender: original.sender, nonce: original.nonce })
     const sameSecret = testTracking(accountId, { secretId: original.secretId })
     const other = testTracking(accountId)
-    const [a, b, c, d] = await Promise.all([original, sameIdentity, sameSecret, other].map((t) => inserter.insert(t)))
+    const [a, b, c, d] = await Promise.all([original, sameIdentity, sameSecret, other].map((t) => batches.insert(t)))
     assert.equal(a?.id, original.id)
     assert.equal(b, undefined)
     assert.equal(c, undefined)
@@ -79,16 +79,37 @@ describe('tracking inserter (group commit)', () => {
 
   test('a row the database refuses fails only its own create: the batch is retried row by row', async () => {
     const { db, counter } = counted()
-    const inserter = createTrackingInserter(db)
+    const batches = createTrackingBatches(db)
     // integration_id references integrations: an unknown one violates the foreign key.
     const good = Array.from({ length: 4 }, () => testTracking(accountId))
     const bad = testTracking(accountId, { integrationId: 'no-such-integration' })
-    const outcomes = await Promise.allSettled([good[0]!, good[1]!, bad, good[2]!, good[3]!].map((t) => inserter.insert(t)))
+    const outcomes = await Promise.allSettled([good[0]!, good[1]!, bad, good[2]!, good[3]!].map((t) => batches.insert(t)))
     assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
     for (const t of good) assert.equal((await findTrackingBySecret(database.db, accountId, t.secretId))?.id, t.id)
     assert.equal(await findTrackingBySecret(database.db, accountId, bad.secretId), undefined)
     // Statements that failed (the batch, the refused row) give no result to count: the four others were
     // stored one statement each, after the batch failed.
     assert.equal(counter.count, 4)
+  })
+
+  test('reads arriving together are one statement, each answered with its own tracking or undefined', async () => {
+    const stored = await Promise.all(Array.from({ length: 6 }, () => createTrackingBatches(database.db).insert(testTracking(accountId))))
+    const other = (await createAccount(database.db, 'someone else')).id
+    const { db, counter } = counted()
+    const reader = createTrackingBatches(db)
+    const keys = [
+      ...stored.map((t) => ({ accountId, secretId: t!.secretId })),
+      { accountId, secretId: 'never-stored' },
+      // Another account's secret is not found (reads are per account).
+      { accountId: other, secretId: stored[0]!.secretId },
+      // The same key twice in one batch: both answered.
+      { accountId, secretId: stored[1]!.secretId },
+    ]
+    const found = await Promise.all(keys.map((k) => reader.findBySecret(k.accountId, k.secretId)))
+    assert.equal(counter.count, 1)
+    for (const [i, t] of stored.entries()) assert.deepEqual(found[i], await findTrackingBySecret(database.db, accountId, t!.secretId))
+    assert.equal(found[6], undefined)
+    assert.equal(found[7], undefined)
+    assert.deepEqual(found[8], found[1])
   })
 })
