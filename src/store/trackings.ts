@@ -48,10 +48,6 @@ const insertColumns = [
   'forward_on_failure', 'integration_id', 'link_id', 'shop', 'shopify_payment_id', 'status', 'failed_reason', 'confirmed_at',
   'created_at', 'updated_at',
 ] as const satisfies readonly (keyof TrackingsTable)[]
-// The hottest statement of the API, written once: building it with the query builder on every create
-// costs more CPU than the rest of the request's own code.
-const insertSql = `INSERT INTO trackings (${insertColumns.map((c) => `"${c}"`).join(', ')}) ` +
-  `VALUES (${insertColumns.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT DO NOTHING RETURNING payload`
 
 /** A tracking's values in the order of `insertColumns`. */
 function columnValues(t: Tracking): unknown[] {
@@ -63,37 +59,35 @@ function columnValues(t: Tracking): unknown[] {
   ]
 }
 
-/** Inserts a new tracking unless one exists for its identity or secret; returns it, or undefined on conflict. */
-export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | undefined> {
-  // Every column but the payload reads back as written; the payload comes back as jsonb stores it
-  // (keys reordered, duplicates dropped), as every later read will show it. Returning one column
-  // instead of thirty spares describing and parsing the whole row on each create.
-  const result = await db.executeQuery<Pick<TrackingRow, 'payload'>>(CompiledQuery.raw(insertSql, columnValues(t)))
-  const row = result.rows[0]
-  return row && { ...t, payload: (row.payload as Record<string, unknown> | null) ?? null }
-}
-
-/** Statement texts of `insertTrackings` by row count. */
-const batchInsertSql: string[] = []
-function batchInsertSqlFor(rows: number): string {
-  let text = batchInsertSql[rows]
+// The hottest statement of the API, its text built once per row count: building it with the query
+// builder on every create cost more CPU than the rest of the request's own code.
+const insertSqlByRows: string[] = []
+function insertSqlFor(rows: number): string {
+  let text = insertSqlByRows[rows]
   if (text === undefined) {
     const width = insertColumns.length
     const tuples = Array.from({ length: rows }, (_, row) => `(${insertColumns.map((_, i) => `$${row * width + i + 1}`).join(', ')})`)
     text = `INSERT INTO trackings (${insertColumns.map((c) => `"${c}"`).join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT DO NOTHING RETURNING id, payload`
-    batchInsertSql[rows] = text
+    insertSqlByRows[rows] = text
   }
   return text
 }
 
 /**
- * Inserts several new trackings in one statement; each comes back as `insertTracking` returns it, or
- * undefined where a tracking with its identity or secret exists (stored before, or earlier in `ts`).
+ * Inserts new trackings in one statement; each comes back stored, or undefined where a tracking with its
+ * identity or secret exists (stored before, or earlier in `ts`). Every column but the payload reads back
+ * as written; the payload comes back as jsonb stores it (keys reordered, duplicates dropped), as every
+ * later read will show it. Returning two columns instead of thirty spares describing and parsing whole rows.
  */
 export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking | undefined)[]> {
-  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(batchInsertSqlFor(ts.length), ts.flatMap(columnValues)))
+  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(insertSqlFor(ts.length), ts.flatMap(columnValues)))
   const payloads = new Map(result.rows.map((row) => [row.id, (row.payload as Record<string, unknown> | null) ?? null]))
   return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
+}
+
+/** Inserts a new tracking unless one exists for its identity or secret; returns it, or undefined on conflict. */
+export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | undefined> {
+  return (await insertTrackings(db, [t]))[0]
 }
 
 // Every GET /v2/payments/{secret_id} runs it: written once, like the insert.
