@@ -15,12 +15,13 @@ import { performance } from 'node:perf_hooks'
 import { Worker } from 'node:worker_threads'
 import { asciiJson } from '../src/domain/ascii-json.ts'
 import { fullRecord, type Tracking } from '../src/domain/tracking.ts'
-import { generateRsaKeyPair, parseRsaPrivateKey, signPss } from '../src/callbacks/signer.ts'
+import { generateRsaKeyPair, parseRsaPrivateKey } from '../src/callbacks/signer.ts'
 import { completeTracking } from '../src/store/complete-tracking.ts'
 import type { Db } from '../src/store/database.ts'
 import { insertTracking } from '../src/store/trackings.ts'
 import { startTestService } from '../test/support/service.ts'
 import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
+import { rawSigningRate as measureRawSigning } from './raw-signing.ts'
 
 const N = Number(process.env.BENCH_N ?? 20_000)
 const LATENCY_SECONDS = 3
@@ -153,11 +154,7 @@ async function seedCompleted(database: Db, count: number): Promise<void> {
 // --- 1. raw signing rate ------------------------------------------------------------------------------------
 const signingKey = parseRsaPrivateKey(keys.privateKeyPem, 'bench key')
 const sampleBody = Buffer.from(asciiJson(fullRecord({ ...trackingFor(new Date()), status: 'success', confirmedAt: new Date() })))
-async function rawSigningRate(count: number): Promise<number> {
-  const start = performance.now()
-  await Promise.all(Array.from({ length: count }, () => signPss(signingKey, sampleBody)))
-  return count / ((performance.now() - start) / 1000)
-}
+const rawSigningRate = (count: number) => measureRawSigning(signingKey, sampleBody, count)
 await rawSigningRate(200) // warm-up
 const mainBeforeRaw = (await threadCpu()).get('main') ?? 0
 const rawBefore = await rawSigningRate(N)
