@@ -1,4 +1,4 @@
-import { checksumAddress } from './eip55.ts'
+import { checksumAddress as checksum } from './eip55.ts'
 
 export type TrackingStatus = 'pending' | 'success' | 'failed'
 export type Commitment = 'confirmed' | 'finalized'
@@ -45,7 +45,6 @@ export interface Tracking {
   updatedAt: Date
 }
 
-const checksum = checksumAddress
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null)
 
 // Node 22+ (V8): a value JSON.stringify writes as the given JSON text. Not yet in TypeScript's lib.
