@@ -116,8 +116,12 @@ async function answerRepeat(deps: CreatePaymentDeps, existing: Tracking, request
   if (repeat.kind === 'attach-transaction' && existing.status === 'pending') {
     const updated = await attachTransaction(deps.db, existing.id, repeat.transaction, deps.now())
     if (updated) return { kind: 'existing', tracking: updated, attached: true }
-    const current = await findTrackingBySecret(deps.db, existing.accountId, existing.secretId)
-    return { kind: 'existing', tracking: current ?? existing }
+    // Changed since it was read: a concurrent request attached a transaction (this one must then be the
+    // same, else it conflicts), or the trace completed (final: answered as it is).
+    const current = (await findTrackingBySecret(deps.db, existing.accountId, existing.secretId)) ?? existing
+    const again = compareRepeat(current, request)
+    if (again.kind === 'conflict') return { kind: 'conflict', detail: again.detail }
+    return { kind: 'existing', tracking: current }
   }
   return { kind: 'existing', tracking: existing }
 }

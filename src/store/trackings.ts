@@ -157,6 +157,8 @@ export async function attachTransaction(db: Db, id: string, transaction: string,
     .set({ transaction, updated_at: now })
     .where('id', '=', id)
     .where('transaction', 'is', null)
+    // A trace that completed meanwhile (timed out) is final: its record must not change.
+    .where('status', '=', 'pending')
     .returningAll()
     .executeTakeFirst()
   return row && rowToTracking(row)

@@ -12,7 +12,8 @@ import { startAnvil, type Anvil } from '../support/index.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { createBody } from '../http/payments-fixtures.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
-import { findTrackingBySecret, insertTracking } from '../../src/store/trackings.ts'
+import { attachTransaction, findTrackingBySecret, insertTracking } from '../../src/store/trackings.ts'
+import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { fullRecord } from '../../src/domain/tracking.ts'
 
 describe('database', () => {
@@ -66,6 +67,17 @@ describe('database', () => {
     assert.deepEqual(Object.keys(created.payload!), ['a', 'ab', 'zeta'])
     assert.equal(JSON.stringify(fullRecord(created)), JSON.stringify(fullRecord(read!)))
     assert.equal(await insertTracking(database.db, { ...created, id: randomUUID() }), undefined, 'the same secret is a conflict')
+  })
+
+  test('a transaction is attached only to a pending trace: a trace that timed out stays as it completed', async () => {
+    const account = await createAccount(database.db, 'attach')
+    const trace = await insertTestTracking(database.db, account.id, { transaction: null })
+    const failed = await completeTracking(database.db, trace.id, { status: 'failed', failedReason: 'TRACKING_TIMED_OUT' }, new Date())
+    assert.equal(failed?.status, 'failed')
+    assert.equal(await attachTransaction(database.db, trace.id, `0x${'ab'.repeat(32)}`, new Date()), undefined)
+    const stored = await findTrackingBySecret(database.db, account.id, trace.secretId)
+    assert.equal(stored?.transaction, null)
+    assert.deepEqual(stored, failed)
   })
 
   test('two keys never collide and each authenticates its own account', async () => {
@@ -128,5 +140,19 @@ describe('one tracking per payment under concurrent creates', () => {
     assert.ok(responses.every((r) => r.statusCode === 201 || r.statusCode === 200), responses.map((r) => r.statusCode).join())
     const read = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${String(body.secret_id)}` })
     assert.equal(read.json().transaction, tx)
+  })
+
+  test('two different transactions racing to one trace: one is attached (200), the other conflicts (409)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const trace = createBody()
+      assert.equal((await post(trace)).statusCode, 201)
+      const transactions = [`0x${'a1'.repeat(32)}`, `0x${'b2'.repeat(32)}`]
+      const responses = await Promise.all(transactions.map((transaction) => post({ ...trace, transaction })))
+      assert.deepEqual(responses.map((r) => r.statusCode).sort(), [200, 409], responses.map((r) => r.body).join('\n'))
+      const winner = transactions[responses.findIndex((r) => r.statusCode === 200)]
+      assert.equal(responses.find((r) => r.statusCode === 200)!.json().transaction, winner)
+      const read = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${String(trace.secret_id)}` })
+      assert.equal(read.json().transaction, winner)
+    }
   })
 })
