@@ -80,10 +80,17 @@ function insertSqlFor(rows: number): string {
  * later read will show it. Returning two columns instead of thirty spares describing and parsing whole rows.
  */
 export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking | undefined)[]> {
-  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(insertSqlFor(ts.length), ts.flatMap(columnValues)))
+  // Rows in identity order: two nodes' statements holding the same payments then take their keys in the
+  // same order, so one waits for the other instead of both deadlocking.
+  const rows = ts.length > 1 ? [...ts].sort(byIdentity) : ts
+  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(insertSqlFor(rows.length), rows.flatMap(columnValues)))
   const payloads = new Map(result.rows.map((row) => [row.id, (row.payload as Record<string, unknown> | null) ?? null]))
   return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
 }
+
+const compare = <T extends string | bigint>(a: T, b: T): number => (a < b ? -1 : a > b ? 1 : 0)
+const byIdentity = (a: Tracking, b: Tracking): number =>
+  compare(a.accountId, b.accountId) || compare(a.blockchain, b.blockchain) || compare(a.sender, b.sender) || compare(a.nonce, b.nonce)
 
 /** Inserts a new tracking unless one exists for its identity or secret; returns it, or undefined on conflict. */
 export async function insertTracking(db: Db, t: Tracking): Promise<Tracking | undefined> {

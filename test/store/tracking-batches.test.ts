@@ -8,7 +8,7 @@ import type { Db } from '../../src/store/database.ts'
 import { createTrackingBatches } from '../../src/store/tracking-batches.ts'
 import { findTrackingBySecret } from '../../src/store/trackings.ts'
 import { createTestDatabase } from '../support/database.ts'
-import { testTracking } from '../support/trackings.ts'
+import { randomAddress, testTracking } from '../support/trackings.ts'
 
 /** Counts the statements that succeeded through a Kysely instance (a failed one has no result). */
 class StatementCounter implements KyselyPlugin {
@@ -66,9 +66,10 @@ describe('batched tracking statements', () => {
 
   test('a repeat inside one batch: the first row is stored, the repeat answers undefined (an existing tracking)', async () => {
     const batches = createTrackingBatches(database.db)
-    const original = testTracking(accountId)
+    // Rows are inserted in identity order (accounts, chain, sender, nonce); the first of a repeat wins.
+    const original = testTracking(accountId, { sender: `0x00${randomAddress().slice(4)}` })
     const sameIdentity = testTracking(accountId, { sender: original.sender, nonce: original.nonce })
-    const sameSecret = testTracking(accountId, { secretId: original.secretId })
+    const sameSecret = testTracking(accountId, { secretId: original.secretId, sender: `0xff${randomAddress().slice(4)}` })
     const other = testTracking(accountId)
     const [a, b, c, d] = await Promise.all([original, sameIdentity, sameSecret, other].map((t) => batches.insert(t)))
     assert.equal(a?.id, original.id)
