@@ -39,9 +39,10 @@ export interface CreatePaymentDeps {
  * a repeat answers the stored record (attaching a transaction to a trace), a different payment under
  * the same identity or secret is a conflict.
  *
- * Insert first: a new payment, the common case, costs one statement. Only when the insert conflicts,
- * or a check refuses the request, is the stored tracking looked up; a request that repeats it is then
- * answered as a repeat whatever the checks said (a retry never fails where the first attempt succeeded).
+ * Insert first: a new payment, the common case, costs one insert (shared with concurrent creates). Only
+ * when the insert conflicts, or a check refuses the request, is the stored tracking looked up; a request
+ * repeating it is then answered as a repeat whatever the checks said (a retry never fails where the first
+ * attempt succeeded).
  */
 export async function createPayment(deps: CreatePaymentDeps, accountId: string, request: PaymentRequest): Promise<CreateOutcome> {
   const chain = deps.chains.get(request.blockchain)

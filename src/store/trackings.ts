@@ -41,7 +41,7 @@ export function rowToTracking(row: TrackingRow): Tracking {
   }
 }
 
-/** Columns written by `insertTracking`, in the order of its parameters. */
+/** Columns written by `insertTrackings`, in the order of each row's parameters. */
 const insertColumns = [
   'id', 'account_id', 'secret_id', 'shape', 'blockchain', 'sender', 'nonce', 'receiver', 'token', 'decimals', 'commitment',
   'confirmations', 'after_block', 'amount', 'fee_amount', 'fee_receiver', 'transaction', 'payload', 'callback', 'forward_to',
