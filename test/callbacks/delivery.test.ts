@@ -135,13 +135,15 @@ test('200 with forward_to: released and forwarded there; the released event carr
   }
 })
 
-test('500, timeout and connection refused are failed attempts, retried 15–44 s later; other endpoints are not held up', async () => {
+test('500, timeout (also after a 200 status line) and connection refused are failed attempts, retried 15–44 s later; other endpoints are not held up', async () => {
   const failing = await receiver(() => ({ status: 500, body: 'database exploded' }))
   const slow = await receiver(() => ({ status: 200, delayMs: 3000 }))
+  const stalled = await receiver(() => ({ status: 200, stall: true, body: '{"forward_to":"https://shop.example/thanks"' }))
   const fast = await receiver(() => ({ status: 200 }))
   const t500 = await insertCompleted(service.database.db, accountId, { callback: `${failing.url}/cb` })
   const tSlow = await insertCompleted(service.database.db, accountId, { callback: `${slow.url}/cb` })
   const tClosed = await insertCompleted(service.database.db, accountId, { callback: await closedPortUrl() })
+  const tStalled = await insertCompleted(service.database.db, accountId, { callback: `${stalled.url}/cb` })
   const tFast = await insertCompleted(service.database.db, accountId, { callback: `${fast.url}/cb` })
   await fast.waitFor(1)
   await slow.waitFor(1)
@@ -153,6 +155,7 @@ test('500, timeout and connection refused are failed attempts, retried 15–44 s
     [t500, (a: { status_code: number | null; error: string | null; response: string | null }) => a.status_code === 500 && a.response === 'database exploded'],
     [tSlow, (a: { status_code: number | null; error: string | null }) => a.status_code === null && /^timeout/.test(a.error ?? '')],
     [tClosed, (a: { status_code: number | null; error: string | null }) => a.status_code === null && /ECONNREFUSED/.test(a.error ?? '')],
+    [tStalled, (a: { status_code: number | null; error: string | null }) => a.status_code === 200 && /^timeout/.test(a.error ?? '')],
   ] as const) {
     const [delivery] = await eventually(async () => {
       const list = await deliveriesOf(tracking.secretId)

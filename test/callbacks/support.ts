@@ -23,6 +23,8 @@ export interface Answer {
   delayMs?: number
   /** Close the connection without an answer. */
   destroy?: boolean
+  /** Send the status line, headers and a first chunk of the body, then nothing more (the answer never ends). */
+  stall?: boolean
 }
 
 export interface Receiver {
@@ -49,6 +51,7 @@ export async function startReceiver(answer: (request: Received, n: number) => An
       const send = () => {
         if (reply.destroy) return void request.socket.destroy()
         response.writeHead(reply.status ?? 200, reply.headers ?? {})
+        if (reply.stall) return void response.write(reply.body ?? 'partial')
         response.end(reply.body ?? '')
       }
       if (reply.delayMs) setTimeout(send, reply.delayMs).unref()
