@@ -7,6 +7,7 @@ import { HttpProblem } from '../http/problem.ts'
 import { problemSchema } from '../http/schemas.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
 import { CableConnection } from './connection.ts'
+import { answerRefusedHandshake } from './handshake-problem.ts'
 import type { CableClient, CableHub } from './hub.ts'
 import { ACTION_CABLE_PROTOCOL, disconnectFrame, pingFrame, welcomeFrame } from './protocol.ts'
 import type { WidgetMessage } from './widget-messages.ts'
@@ -66,6 +67,7 @@ export function cableRoute(deps: CableRouteDeps) {
         socket.terminate()
       },
     })
+    app.websocketServer.on('wsClientError', answerRefusedHandshake)
 
     // Every open socket holds buffers and subscriptions: past the cap a new widget is told to come back
     // (its ActionCable client reconnects with backoff) instead of the node running out of memory. Added after

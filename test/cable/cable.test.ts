@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect as connectTcp } from 'node:net'
 import { after, before, test } from 'node:test'
 import { getAddress } from 'viem'
 import type { Ticker } from '../../src/cable/route.ts'
@@ -70,6 +71,47 @@ test('plain GET /cable is 426 problem+json', async () => {
   const res = await service.app.inject({ method: 'GET', url: '/cable' })
   assert.equal(res.statusCode, 426)
   assert.equal(res.json().code, 'UPGRADE_REQUIRED')
+  assert.equal(res.json().title, 'Upgrade Required')
+})
+
+/** One request on a raw socket (what `ws` refuses never reaches inject()); the answer split up. */
+async function rawRequest(headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const { port, hostname } = new URL(baseUrl)
+  const socket = connectTcp(Number(port), hostname)
+  socket.write(`GET /cable HTTP/1.1\r\nhost: ${hostname}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
+  const chunks: Buffer[] = []
+  for await (const chunk of socket) chunks.push(chunk as Buffer)
+  const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n')
+  const [statusLine = '', ...lines] = head.split('\r\n')
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers: Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])),
+    body,
+  }
+}
+
+test('a WebSocket handshake ws refuses is a 400 problem+json, and the socket is closed', async () => {
+  const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ ...upgrade, 'sec-websocket-key': '' }, /Sec-WebSocket-Key/],
+    [{ ...upgrade, 'sec-websocket-key': 'short' }, /Sec-WebSocket-Key/],
+    [{ ...upgrade, 'sec-websocket-version': '7' }, /Sec-WebSocket-Version/],
+    [{ ...upgrade, upgrade: 'h2c' }, /Upgrade header/],
+    [{ ...upgrade, 'sec-websocket-protocol': 'a, , b' }, /Sec-WebSocket-Protocol/],
+  ]
+  for (const [headers, detail] of cases) {
+    const answer = await rawRequest(headers)
+    assert.equal(answer.status, 400, JSON.stringify(headers))
+    assert.match(answer.headers['content-type'] ?? '', /^application\/problem\+json/)
+    const problem = JSON.parse(answer.body)
+    assert.equal(problem.code, 'BAD_WEBSOCKET_HANDSHAKE')
+    assert.equal(problem.status, 400)
+    assert.equal(problem.title, 'Bad Request')
+    assert.match(problem.detail, detail)
+    if (headers['sec-websocket-version'] === '7') assert.equal(answer.headers['sec-websocket-version'], '13, 8')
+  }
+  // The service still takes well-formed handshakes.
+  await connect()
 })
 
 test('subscribe: confirmed with the identifier verbatim; malformed identifiers are rejected', async () => {
