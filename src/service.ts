@@ -94,7 +94,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
 
     // Release endpoint and widget channel (issue 4).
     apiPlugins.push(releaseRoutes({
-      db: database.db, events, now: common.clock,
+      db: database.db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined,
       decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
     }))
     // Signed callbacks: keys, delivery workers, integrations, operator tools, SSRF guard (issue 4).

@@ -10,7 +10,10 @@ let service: TestService
 let apiKey: string
 let accountId: string
 before(async () => {
-  service = await startTestService({ background: false, env: { PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000', PAYWATCH_RATE_DAILY: '10000000' } })
+  // Ethereum is tracked (its RPC is never called here: background work is off); other chains are not.
+  service = await startTestService({ background: false, env: {
+    PAYWATCH_RPC_ETHEREUM: 'http://127.0.0.1:9', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000', PAYWATCH_RATE_DAILY: '10000000',
+  } })
   ;({ apiKey, accountId } = await service.newAccount())
 })
 after(async () => {
@@ -114,7 +117,6 @@ test('fields that do not name the payment: 404; addresses in any letter case mat
   await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
   const mismatches = [
     { secret_id: 'no-such-secret' },
-    { blockchain: 'bsc' },
     { sender: '0x1111111111111111111111111111111111111111' },
     { nonce: 8 },
     { transaction: randomHash() },
@@ -126,6 +128,21 @@ test('fields that do not name the payment: 404; addresses in any letter case mat
   const res = await release(bodyOf(t, { sender: getAddress(t.sender), transaction: t.transaction!.toUpperCase().replace('0X', '0x'), nonce: 7 }))
   assert.equal(res.statusCode, 200, res.body)
   assert.equal(res.json().release, true)
+})
+
+test('a chain this service does not track: 400 UNSUPPORTED_BLOCKCHAIN, unless a completed payment of it matches', async () => {
+  const t = await insertTestTracking(service.database.db, accountId)
+  await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  const res = await release(bodyOf(t, { blockchain: 'bsc' }))
+  assert.equal(res.statusCode, 400, res.body)
+  assert.equal(res.json().code, 'UNSUPPORTED_BLOCKCHAIN')
+  assert.deepEqual(res.json().errors, [{ path: 'blockchain', message: 'is not a tracked blockchain' }])
+  // A payment completed while its chain was configured is still released after the chain is removed.
+  const old = await insertTestTracking(service.database.db, accountId, { blockchain: 'polygon' })
+  await completeTracking(service.database.db, old.id, { status: 'success', transaction: old.transaction! }, new Date())
+  const released = await release(bodyOf(old))
+  assert.equal(released.statusCode, 200, released.body)
+  assert.equal(released.json().release, true)
 })
 
 test('a payment judged by its replacing transaction is released by either hash', async () => {

@@ -1,17 +1,13 @@
 import { getAddress, isAddress, type Address } from 'viem'
 import { ChainUnavailableError } from '../../chain/errors.ts'
 import type { ChainHandle, ChainRegistry } from '../../chain/registry.ts'
-import { HttpProblem, validationFailed } from '../problem.ts'
+import { HttpProblem, unsupportedBlockchain, validationFailed } from '../problem.ts'
 
 /** Path parameters shared by the assets and prices routes, read into problems a client can act on. */
 
 export function trackedChain(chains: ChainRegistry, blockchain: string): ChainHandle {
   const chain = chains.get(blockchain)
-  if (!chain) {
-    throw new HttpProblem(400, 'UNSUPPORTED_BLOCKCHAIN', `blockchain ${JSON.stringify(blockchain.slice(0, 40))} is not supported by this service`, {
-      errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }],
-    })
-  }
+  if (!chain) throw unsupportedBlockchain(blockchain)
   return chain
 }
 

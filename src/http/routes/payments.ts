@@ -7,7 +7,7 @@ import type { TrackingEvents } from '../../payments/events.ts'
 import { createTrackingBatches } from '../../store/tracking-batches.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
-import { HttpProblem, notFound, validationFailed } from '../problem.ts'
+import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
@@ -55,9 +55,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
       case 'invalid':
         throw validationFailed(outcome.errors)
       case 'unsupported-chain':
-        throw new HttpProblem(400, 'UNSUPPORTED_BLOCKCHAIN', `blockchain ${JSON.stringify(parsed.value.blockchain)} is not supported by this service`, {
-          errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }],
-        })
+        throw unsupportedBlockchain(parsed.value.blockchain)
       case 'chain-unavailable':
         throw new HttpProblem(503, 'CHAIN_UNAVAILABLE', 'the blockchain RPC did not answer; try again shortly', { headers: { 'retry-after': '5' } })
       case 'not-found':

@@ -5,10 +5,12 @@ import { parseReleaseRequest } from '../../domain/release-request.ts'
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
 import { callerOf } from '../auth.ts'
-import { HttpProblem, notFound, validationFailed } from '../problem.ts'
+import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
+  /** Whether this service tracks the chain: a release naming another one is a 400, not a 404. */
+  isTrackedChain(blockchain: string): boolean
   /** Adds headers to a record response (the signature); given the exact body bytes. */
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
 }
@@ -49,6 +51,8 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         case 'pending':
           throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending; release it once its status is success or failed')
         case 'not-found':
+          // Only when nothing matched: a chain no longer configured does not stop its completed payments' release.
+          if (!deps.isTrackedChain(parsed.value.blockchain)) throw unsupportedBlockchain(parsed.value.blockchain)
           throw notFound('payment tracking with these fields')
       }
     })
