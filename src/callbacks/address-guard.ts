@@ -12,6 +12,8 @@ import { BlockList, isIP, type LookupFunction } from 'node:net'
 const ranges: [string, number, 'ipv4' | 'ipv6', string][] = [
   ['169.254.169.254', 32, 'ipv4', 'cloud metadata'],
   ['fd00:ec2::254', 128, 'ipv6', 'cloud metadata'],
+  // Azure's WireServer (host agent, instance metadata and DNS): a public address, but the host's own.
+  ['168.63.129.16', 32, 'ipv4', 'cloud metadata'],
   ['0.0.0.0', 8, 'ipv4', '"this network"'],
   ['10.0.0.0', 8, 'ipv4', 'private'],
   ['100.64.0.0', 10, 'ipv4', 'carrier-grade NAT'],

@@ -16,8 +16,9 @@ test('forbidden address ranges', () => {
   for (const address of forbidden) assert.ok(forbiddenAddressReason(address), `${address} is forbidden`)
   assert.equal(forbiddenAddressReason('169.254.169.254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('fd00:ec2::254'), 'cloud metadata')
+  assert.equal(forbiddenAddressReason('168.63.129.16'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('100.64.0.1'), 'carrier-grade NAT')
-  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8']) {
+  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8', '168.63.129.17']) {
     assert.equal(forbiddenAddressReason(address), null, `${address} is public`)
   }
 })
