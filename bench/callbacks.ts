@@ -145,7 +145,7 @@ async function seedCompleted(database: Db, count: number): Promise<void> {
         status: 'success', failed_reason: null, confirmed_at: now, created_at: now, updated_at: now,
       }))).execute()
       await trx.insertInto('deliveries').values(batch.map((t) => ({
-        id: randomUUID(), tracking_id: t.id, reason: 'completed' as const, next_attempt_at: now, created_at: now, updated_at: now,
+        id: randomUUID(), tracking_id: t.id, reason: 'completed' as const, next_attempt_at: now, due_at: now, created_at: now, updated_at: now,
       }))).execute()
     })
   }
@@ -165,7 +165,7 @@ const mainPerSign = (((await threadCpu()).get('main') ?? 0) - mainBeforeRaw) / N
 await seedCompleted(db, N)
 if (process.env.BENCH_MARK) console.error(`throughput run starts (pid ${process.pid})`)
 const dueAt = new Date()
-await db.updateTable('deliveries').set({ next_attempt_at: dueAt }).execute()
+await db.updateTable('deliveries').set({ next_attempt_at: dueAt, due_at: dueAt }).execute()
 const profiler = process.env.BENCH_PROFILE ? await startProfile() : undefined
 const started = performance.now()
 const cpuBefore = process.cpuUsage()

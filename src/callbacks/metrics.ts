@@ -17,8 +17,8 @@ export function createCallbackMetrics(registry: Registry, db: Db, clock: Clock):
   let stats: { at: number; value: Promise<{ due: number; oldestOverdue: Date | null }> } | undefined
   // Both gauges are collected in one scrape: one query serves them.
   const readStats = () => {
-    const now = Date.now()
-    if (!stats || now - stats.at > 1000) stats = { at: now, value: deliveryQueueStats(db, clock()) }
+    const now = clock()
+    if (!stats || Math.abs(now.getTime() - stats.at) > 1000) stats = { at: now.getTime(), value: deliveryQueueStats(db, now) }
     return stats.value
   }
   new Gauge({

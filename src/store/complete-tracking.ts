@@ -46,7 +46,7 @@ export async function completeTracking(db: Db, id: string, completion: Completio
       .executeTakeFirstOrThrow()
     if (current.callback) {
       await trx.insertInto('deliveries').values({
-        id: newId(), tracking_id: id, reason: 'completed', next_attempt_at: now, created_at: now, updated_at: now,
+        id: newId(), tracking_id: id, reason: 'completed', next_attempt_at: now, due_at: now, created_at: now, updated_at: now,
       }).execute()
     }
     return rowToTracking(row)

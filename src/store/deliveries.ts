@@ -102,7 +102,7 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
       ${o.next.state === 'due' ? o.next.at : null}::timestamptz, ${o.startedAt}::timestamptz, ${o.statusCode}::integer, ${o.error}::text)`)
     const updated = await sql<{ id: string }>`
       UPDATE deliveries AS d SET
-        state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at),
+        state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at), due_at = COALESCE(v.next_at, d.due_at),
         finished_at = CASE WHEN v.state = 'due' THEN NULL ELSE ${now}::timestamptz END,
         locked_until = NULL, claimed_by = NULL, updated_at = ${now},
         last_attempt_at = v.started_at, last_status_code = v.status_code, last_error = v.error
@@ -172,23 +172,26 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
     if (due) {
       const inFlight = due.locked_until !== null && new Date(due.locked_until).getTime() > now.getTime()
       if (inFlight || new Date(due.next_attempt_at).getTime() <= now.getTime()) return { kind: 'scheduled', delivery: due, created: false }
-      const moved = await trx.updateTable('deliveries').set({ next_attempt_at: now, updated_at: now })
+      const moved = await trx.updateTable('deliveries').set({ next_attempt_at: now, due_at: now, updated_at: now })
         .where('id', '=', due.id).returningAll().executeTakeFirstOrThrow()
       return { kind: 'scheduled', delivery: moved, created: false }
     }
     const created = await trx.insertInto('deliveries')
-      .values({ id: newId(), tracking_id: trackingId, reason: 'redeliver', next_attempt_at: now, created_at: now, updated_at: now })
+      .values({ id: newId(), tracking_id: trackingId, reason: 'redeliver', next_attempt_at: now, due_at: now, created_at: now, updated_at: now })
       .returningAll().executeTakeFirstOrThrow()
     return { kind: 'scheduled', delivery: created, created: true }
   })
 }
 
-/** Deliveries waiting (due, including later retries) and the oldest overdue one's due time. */
+/**
+ * Deliveries waiting (due, including later retries) and the oldest overdue one's due time: also of
+ * deliveries a worker has claimed or postponed and not yet attempted (their `due_at` stays).
+ */
 export async function deliveryQueueStats(db: Db, now: Date): Promise<{ due: number; oldestOverdue: Date | null }> {
   const row = await db.selectFrom('deliveries')
     .select([
       sql<string>`count(*)`.as('due'),
-      sql<Date | null>`min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now})`.as('oldest'),
+      sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now})`.as('oldest'),
     ])
     .where('state', '=', 'due')
     .executeTakeFirstOrThrow()

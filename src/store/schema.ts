@@ -123,6 +123,8 @@ export interface DeliveriesTable {
   last_status_code: number | null
   last_error: string | null
   finished_at: Timestamp | null
+  /** Migration 0009: when the next attempt fell due (claims leave it alone); null in rows written before. */
+  due_at: ColumnType<Date | null, Date | string, Date | string>
 }
 
 /** Migration 0003: one row per callback attempt (the operator's attempt log). */

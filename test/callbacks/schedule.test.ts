@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { MAX_CALLBACK_RETRIES, afterFailure, retryDelaySeconds } from '../../src/domain/retry-schedule.ts'
-import { claimDueDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
+import { claimDueDeliveries, deliveryQueueStats, postponeDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertCompleted, startReceiver, type Receiver } from './support.ts'
@@ -107,4 +107,35 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
   } finally {
     await ok.close()
   }
+})
+
+test('the oldest due age counts from when an attempt fell due, also while a worker holds or postponed the delivery', async () => {
+  const { accountId } = await service.newAccount()
+  const db = service.database.db
+  const dueAt = clock()
+  await insertCompleted(db, accountId, { callback: `${failing.url}/cb` }, undefined, dueAt)
+  clock.advance(5_000)
+  const claim = 'worker-of-a-slow-host'
+  const [claimed] = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 60_000), limit: 10, claim })
+  assert.ok(claimed, 'claimed: its next_attempt_at is now the lease end')
+  clock.advance(5_000)
+  assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: dueAt })
+  const metrics = await service.app.inject({ method: 'GET', url: '/metrics' })
+  assert.match(metrics.body, /\npaywatch_callback_oldest_due_age_seconds 10\n/)
+
+  await postponeDeliveries(db, [{ id: claimed.id, claim }], new Date(clock().getTime() + 30_000))
+  assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: dueAt }, 'postponed behind its host: still waiting since then')
+
+  // After a failed attempt the retry's due time counts: nothing is overdue until it comes.
+  clock.advance(30_000)
+  const [again] = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 60_000), limit: 10, claim })
+  assert.equal(again?.id, claimed.id)
+  const retryAt = new Date(clock().getTime() + 20_000)
+  await recordAttempts(db, [{
+    delivery: again!, worker: claim, startedAt: clock(), durationMs: 5, outcome: 'failed',
+    statusCode: 500, error: null, excerpt: null, forwardTo: null, next: { state: 'due', at: retryAt },
+  }], clock())
+  assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: null })
+  clock.set(new Date(retryAt.getTime() + 3_000))
+  assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: retryAt })
 })
