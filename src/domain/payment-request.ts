@@ -85,8 +85,17 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
   } else if (confirmations !== null) {
     value.confirmations = confirmations
   }
-  if (value.integrationId === null && typeof value.payload?.integration === 'string') {
-    value.integrationId = value.payload.integration
+  // `payload.integration` names the signing key as `integration_id` does: one that cannot be used, or
+  // that names another integration, is refused rather than silently signing with a key the integrator does not check.
+  const payloadIntegration = value.payload?.integration
+  if (payloadIntegration !== undefined && payloadIntegration !== null) {
+    if (typeof payloadIntegration !== 'string' || !/^.{1,128}$/s.test(payloadIntegration)) {
+      errors.add('payload.integration', 'must be an integration id')
+    } else if (value.integrationId === null) {
+      value.integrationId = payloadIntegration
+    } else if (value.integrationId !== payloadIntegration) {
+      errors.add('payload.integration', 'must be the same as integration_id')
+    }
   }
   if ((value.feeAmount === null) !== (value.feeReceiver === null)) {
     errors.add(value.feeAmount === null ? 'fee_amount' : 'fee_receiver', `is required with ${value.feeAmount === null ? 'fee_receiver' : 'fee_amount'}`)

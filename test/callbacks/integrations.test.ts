@@ -76,6 +76,9 @@ test('POST /v2/payments: an unknown or foreign integration is a 400; its own int
     [1, { integration_id: 'does-not-exist' }, 'integration_id'],
     [2, { integration_id: foreign.id }, 'integration_id'],
     [3, { payload: { integration: foreign.id } }, 'payload.integration'],
+    [7, { integration_id: own.id, payload: { integration: foreign.id } }, 'payload.integration'],
+    [8, { payload: { integration: 5 } }, 'payload.integration'],
+    [9, { payload: { integration: '' } }, 'payload.integration'],
   ] as const) {
     const res = await create(nonce, extra)
     assert.equal(res.statusCode, 400, res.body)
@@ -84,7 +87,9 @@ test('POST /v2/payments: an unknown or foreign integration is a 400; its own int
   }
 
   const publicKey = (await service.app.inject({ method: 'GET', url: '/v2/public-key' })).body
-  for (const [nonce, extra] of [[4, { integration_id: own.id }], [5, { payload: { integration: own.id, note: 'ñ' } }]] as const) {
+  for (const [nonce, extra] of [
+    [4, { integration_id: own.id }], [5, { payload: { integration: own.id, note: 'ñ' } }], [10, { integration_id: own.id, payload: { integration: own.id } }],
+  ] as const) {
     const res = await create(nonce, extra)
     assert.equal(res.statusCode, 201, res.body)
     const read = await service.api(mine.apiKey, { method: 'GET', url: `/v2/payments/integration-${nonce}` })
