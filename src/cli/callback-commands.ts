@@ -38,7 +38,10 @@ export function registerCallbackCommands(program: Command, config: () => Config)
       })
     })
   integrations.command('list <accountId>').description("list an account's integrations").action(async (accountId: string) => {
-    await withDatabase(config(), async (db) => print((await listIntegrations(db, accountId)).map(integrationJson)))
+    await withDatabase(config(), async (db) => {
+      if (!(await findAccount(db, accountId))) throw new Error(`account ${accountId} not found`)
+      print((await listIntegrations(db, accountId)).map(integrationJson))
+    })
   })
 
   const deliveries = program.command('deliveries').description('inspect and repeat callback deliveries')

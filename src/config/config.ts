@@ -79,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const v = String(got.value).trim().toLowerCase()
     if (['true', '1', 'yes'].includes(v)) return true
     if (['false', '0', 'no'].includes(v)) return false
-    throw new ConfigError(`${got.name} must be true or false, got ${JSON.stringify(got.value)}`)
+    throw new ConfigError(`${got.name} must be true or false (or 1/0, yes/no), got ${JSON.stringify(got.value)}`)
   }
 
   const databaseUrl = str('DATABASE_URL', 'databaseUrl')

@@ -137,6 +137,8 @@ test('CLI: integrations create/show and deliveries list/redeliver', async () => 
     assert.equal(created.name, 'pos')
     assert.match(created.public_key, /BEGIN PUBLIC KEY/)
     assert.equal(await run('integrations', 'show', created.id, '--pem'), created.public_key)
+    assert.deepEqual(JSON.parse(await run('integrations', 'list', account.id)).map((i: { id: string }) => i.id), [created.id])
+    await assert.rejects(run('integrations', 'list', 'not-an-account'), /account not-an-account not found/)
 
     const before = JSON.parse(await run('deliveries', 'list', done.secretId, '--account', account.id))
     assert.equal(before.length, 1)
