@@ -80,10 +80,12 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
     background: {
       name: 'callback-delivery',
       async start() {
-        // The embedded database belongs to this one process: a lease left by a previous run is stale.
+        // The embedded database belongs to this one process: a lease left by a previous run is stale. It
+        // ends now; the claim logs the attempt that run cut off and makes it again.
         if (database.kind === 'pglite') {
-          await db.updateTable('deliveries').set({ locked_until: null, claimed_by: null })
-            .where('state', '=', 'due').where('locked_until', 'is not', null).execute()
+          const now = clock()
+          await db.updateTable('deliveries').set({ locked_until: now, next_attempt_at: now })
+            .where('state', '=', 'due').where('claimed_by', 'is not', null).execute()
         }
         events.on('completed', wakeOnCompletion)
         worker.start()

@@ -18,12 +18,17 @@ export interface ClaimedDelivery {
   tracking: Tracking
 }
 
+/** The attempt log's error for an attempt whose worker stopped before recording its outcome. */
+export const INTERRUPTED_ATTEMPT_ERROR =
+  'interrupted: the worker holding this delivery stopped before recording an outcome (its lease ran out); the receiver may or may not have got it'
+
 /**
  * Claims up to `limit` due deliveries for one worker until `leaseUntil`, with their trackings, in one
  * statement. SKIP LOCKED lets any number of workers on any number of nodes claim at once without
  * waiting on, or taking, each other's rows. A claimed row's `next_attempt_at` becomes its lease end:
  * rows in hand drop out of the due range the claim scans, and a row whose worker died is due again
- * when its lease ends.
+ * when its lease ends. Such a row still names the claim of the worker that died (an outcome clears it):
+ * its cut-off attempt is logged here as failed, so every POST a receiver may have seen has its record.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -31,15 +36,23 @@ export async function claimDueDeliveries(
 ): Promise<ClaimedDelivery[]> {
   const { now, leaseUntil, limit, claim } = options
   const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number }>`
-    WITH claimed AS (
-      UPDATE deliveries SET locked_until = ${leaseUntil}, next_attempt_at = ${leaseUntil}, claimed_by = ${claim}
-      WHERE id IN (
-        SELECT id FROM deliveries
-        WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now})
-        ORDER BY next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING id, tracking_id, attempts)
+    WITH picked AS (
+      SELECT id, claimed_by, claimed_at FROM deliveries
+      WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now})
+      ORDER BY next_attempt_at
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED),
+    claimed AS (
+      UPDATE deliveries AS d SET locked_until = ${leaseUntil}, next_attempt_at = ${leaseUntil}, claimed_by = ${claim},
+        claimed_at = ${now}, attempts = d.attempts + (picked.claimed_by IS NOT NULL)::integer
+      FROM picked WHERE d.id = picked.id
+      RETURNING d.id, d.tracking_id, d.attempts, picked.claimed_by AS cut_claim, picked.claimed_at AS cut_at),
+    cut AS (
+      INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, outcome, error, worker)
+      SELECT gen_random_uuid()::text, id, attempts, COALESCE(cut_at, ${now}::timestamptz),
+        GREATEST(0, round(extract(epoch FROM ${now}::timestamptz - COALESCE(cut_at, ${now}::timestamptz)) * 1000))::integer,
+        'failed', ${INTERRUPTED_ATTEMPT_ERROR}::text, regexp_replace(cut_claim, ':[^:]*$', '')
+      FROM claimed WHERE cut_claim IS NOT NULL)
     SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, trackings.*
     FROM claimed JOIN trackings ON trackings.id = claimed.tracking_id`.execute(db)
   return claimed.rows.map((row) => ({

@@ -125,6 +125,8 @@ export interface DeliveriesTable {
   finished_at: Timestamp | null
   /** Migration 0009: when the next attempt fell due (claims leave it alone); null in rows written before. */
   due_at: ColumnType<Date | null, Date | string, Date | string>
+  /** Migration 0009: when the lease holder claimed it (the start of an attempt its crash cut off). */
+  claimed_at: Timestamp | null
 }
 
 /** Migration 0003: one row per callback attempt (the operator's attempt log). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { MAX_CALLBACK_RETRIES, afterFailure, retryDelaySeconds } from '../../src/domain/retry-schedule.ts'
-import { claimDueDeliveries, deliveryQueueStats, postponeDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
+import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, deliveryQueueStats, postponeDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertCompleted, startReceiver, type Receiver } from './support.ts'
@@ -95,6 +95,12 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
     clock.set(leaseUntil)
     assert.equal(await worker.runOnce(), 1)
     assert.equal(ok.received.length, 1)
+    // The attempt the crash cut off is in the log (the receiver may have seen it), then the one made now.
+    const log = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', crashed!.id).orderBy('attempt').execute()
+    assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker, a.status_code]), [[1, 'failed', 'crashed-worker', null], [2, 'delivered', worker.name, 200]])
+    assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
+    assert.equal(new Date(log[0]!.started_at).getTime(), leaseUntil.getTime() - 40_000, 'started when the crashed worker claimed it')
+    assert.equal(log[0]!.duration_ms, 40_000, 'until its lease ran out')
 
     // The crashed worker comes back and reports a failure: the delivery stays delivered.
     await recordAttempts(db, [{
@@ -103,7 +109,7 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
     }], clock())
     const delivery = await db.selectFrom('deliveries').selectAll().where('tracking_id', '=', tracking.id).executeTakeFirstOrThrow()
     assert.equal(delivery.state, 'delivered')
-    assert.equal(delivery.attempts, 1)
+    assert.equal(delivery.attempts, 2)
   } finally {
     await ok.close()
   }

@@ -12,10 +12,11 @@ import { createMetrics, systemClock } from '../../src/common.ts'
 import { createTrackingEvents } from '../../src/payments/events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
-import { createFreshDatabaseUrl, createTestDatabase, dropDatabase } from '../support/database.ts'
+import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries } from '../../src/store/deliveries.ts'
+import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, testDatabaseUrl } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService } from '../support/service.ts'
-import { insertCompleted, startReceiver, verifiedBy } from './support.ts'
+import { eventually, insertCompleted, startReceiver, verifiedBy } from './support.ts'
 
 const cleanups: (() => Promise<void>)[] = []
 after(async () => {
@@ -89,4 +90,32 @@ test('a completion written before a crash is delivered after the restart, signed
   assert.equal(JSON.parse(got!.body).secret_id, tracking.secretId)
   assert.equal(restarted.callbacks.signer.servicePublicKeyPem, keyBefore, 'the generated key was persisted')
   assert.equal(await verifiedBy(got!, keyBefore), true)
+})
+
+test('embedded database: a delivery a stopped run held mid-attempt is made at the next start, and the cut-off attempt is logged', { skip: testDatabaseUrl ? 'the embedded database only (on PostgreSQL the lease runs out: test/callbacks/schedule.test.ts)' : false }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-held-'))
+  cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
+  await seedEmbeddedDataDir(dataDir)
+  const env = { PAYWATCH_DATA_DIR: dataDir }
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  cleanups.push(() => receiver.close())
+
+  const before = await startTestService({ env, background: false })
+  const { accountId } = await before.newAccount()
+  const tracking = await insertCompleted(before.database.db, accountId, { callback: `${receiver.url}/cb` })
+  // The run claims the delivery (an hour's lease), then stops before any outcome is recorded.
+  const now = new Date()
+  const [held] = await claimDueDeliveries(before.database.db, { now, leaseUntil: new Date(now.getTime() + 3_600_000), limit: 10, claim: 'previous-run:0' })
+  assert.equal(held?.trackingId, tracking.id)
+  await before.close()
+
+  const restarted = await startTestService({ env, callbacks: { pollMs: 25 } })
+  cleanups.push(() => restarted.close())
+  await receiver.waitFor(1)
+  const log = await eventually(async () => {
+    const rows = await restarted.database.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', held!.id).orderBy('attempt').execute()
+    return rows.length === 2 && rows
+  })
+  assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker]), [[1, 'failed', 'previous-run'], [2, 'delivered', restarted.callbacks.worker.name]])
+  assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
 })
