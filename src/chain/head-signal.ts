@@ -22,6 +22,18 @@ export interface HeadSignalOptions {
   resubscribeMs?: number
 }
 
+/**
+ * viem's `unsubscribe()` settles only when the node answers: with the socket down (the node gone, a
+ * reconnect under way) it never does, and a stop awaiting it would hang the shutdown for good.
+ */
+const UNSUBSCRIBE_TIMEOUT_MS = 1_000
+
+function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
+  return Promise.race([work.then(() => {}, () => {}), late]).finally(() => clearTimeout(timer))
+}
+
 export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
   let wake: (() => void) | undefined
   let notified = false
@@ -98,7 +110,7 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
       stopped = true
       clearTimeout(retry)
       wake?.()
-      await unsubscribe?.().catch(() => {})
+      if (unsubscribe) await settledWithin(unsubscribe(), UNSUBSCRIBE_TIMEOUT_MS)
     },
   }
 }

@@ -5,6 +5,7 @@ import type { Config } from '../config/config.ts'
 import { createAccount } from '../store/accounts.ts'
 import { createApiKey } from '../store/api-keys.ts'
 import { createService } from '../service.ts'
+import { onStopSignals } from './serve.ts'
 
 const ANVIL_CHAIN_ID = 31337
 
@@ -13,10 +14,8 @@ const ANVIL_CHAIN_ID = 31337
  * database of its own, and an account with an API key is created and printed.
  */
 export async function dev(base: Config, options: { anvilPort: number }): Promise<void> {
-  const anvilBin = createRequire(import.meta.url).resolve('@foundry-rs/anvil-linux-amd64/bin/anvil')
-  const anvil = spawn(anvilBin, ['--port', String(options.anvilPort), '--block-time', '2', '--silent'], { stdio: 'inherit' })
+  const anvil = startAnvil(options.anvilPort)
   const rpc = `http://127.0.0.1:${options.anvilPort}`
-  await waitForRpc(rpc)
 
   // Requests over HTTP; the WebSocket URL only wakes the follower on each new block (newHeads).
   const config: Config = {
@@ -26,16 +25,20 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
     allowPrivateCallbacks: true,
     chains: { ...base.chains, ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 } },
   }
-  const service = await createService(config)
+  const starting = waitForRpc(rpc, anvil.exited).then(() => createService(config))
+  // The service first (HTTP, workers, chain clients, database), then Anvil: with Anvil gone first,
+  // the follower's WebSocket would be reconnecting to it while the service stops.
+  const stopping = onStopSignals(async () => {
+    await (await starting.catch(() => undefined))?.close()
+    await anvil.stop()
+  })
+  const service = await starting.catch(async (error: unknown) => {
+    await anvil.stop()
+    throw error
+  })
+  if (stopping()) return
   const account = await createAccount(service.database.db, 'dev')
   const key = await createApiKey(service.database.db, account.id)
-  const stop = async () => {
-    await service.close()
-    anvil.kill()
-    process.exit(0)
-  }
-  process.on('SIGTERM', () => void stop())
-  process.on('SIGINT', () => void stop())
   const address = await service.listen()
   console.log(
     [
@@ -50,12 +53,49 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
   )
 }
 
-async function waitForRpc(url: string): Promise<void> {
+// Anvil runs in a process group of its own, so that a Ctrl-C (SIGINT to the terminal's foreground
+// group) or `kill -- -pgid` reaches only paywatch, which stops it after the service. Being outside
+// our group, it is watched by a shell holding our end of a pipe on fd 3: when paywatch dies in any
+// way (even SIGKILL) the pipe hits EOF and the shell ends Anvil, which is never left behind.
+const WATCHDOG = `
+exec 3<&0
+"$0" "$@" </dev/null &
+pid=$!
+( while read -r _ <&3; do :; done; kill -TERM $pid 2>/dev/null ) &
+watcher=$!
+trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP
+wait $pid
+status=$?
+kill $watcher 2>/dev/null
+exit $status
+`
+
+function startAnvil(port: number): { exited: Promise<number | null>; stop(): Promise<void> } {
+  const bin = createRequire(import.meta.url).resolve('@foundry-rs/anvil-linux-amd64/bin/anvil')
+  const child = spawn('/bin/sh', ['-c', WATCHDOG, bin, '--port', String(port), '--block-time', '2', '--silent'], {
+    detached: true, stdio: ['pipe', 'inherit', 'inherit'],
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return {
+    exited,
+    async stop() {
+      child.stdin!.end() // EOF: the watchdog stops Anvil and exits once Anvil has
+      await exited
+    },
+  }
+}
+
+async function waitForRpc(url: string, exited: Promise<number | null>): Promise<void> {
+  let gone: number | null | undefined
+  void exited.then((code) => (gone = code))
   for (let attempt = 0; attempt < 100; attempt++) {
+    // A port in use ends Anvil at once; whatever else answers on it is not our chain.
+    if (gone !== undefined) throw new Error(`anvil exited (code ${gone}) before answering at ${url}`)
     try {
       const response = await fetch(url, {
         method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+        signal: AbortSignal.timeout(1_000), // a listener that never answers must not stall the exit check
       })
       if (response.ok) return
     } catch {

@@ -1,0 +1,109 @@
+// `paywatch dev` and `paywatch serve` end on SIGTERM and on SIGINT with code 0 within seconds. The
+// signal goes to the whole process group, as a terminal's Ctrl-C or `kill -- -pgid` sends it: that
+// also reached dev's Anvil, which died under the chain follower, whose stop then waited forever.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { after, before, test } from 'node:test'
+import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { startAnvil } from '../support/anvil.ts'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const node = join(root, 'node_modules', '.bin', 'node')
+const main = join(root, 'src', 'cli', 'main.ts')
+
+let dataDir: string
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'paywatch-stop-'))
+  // dev keeps its embedded database in <data dir>/dev; seeded, neither command pays an initdb.
+  await Promise.all(['serve', 'dev', 'node-gone'].map((dir) => seedEmbeddedDataDir(join(dataDir, dir))))
+})
+after(() => rmSync(dataDir, { recursive: true, force: true }))
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`dev: ${signal} to the process group stops the service, then Anvil, and exits 0`, async () => {
+    const [port, anvilPort] = [await freePort(), await freePort()]
+    const output = await stopBySignal(['dev', '--anvil-port', String(anvilPort)], { PAYWATCH_DATA_DIR: dataDir, PORT: String(port) }, port, signal)
+    assert.doesNotMatch(output, /ErrorEvent|still open after shutdown/, 'no reconnect to a gone Anvil, nothing left open')
+    await assert.rejects(fetch(`http://127.0.0.1:${anvilPort}`, { method: 'POST' }), 'Anvil stopped too')
+  })
+
+  test(`serve: ${signal} to the process group exits 0`, async () => {
+    const port = await freePort()
+    const output = await stopBySignal(['serve'], { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port) }, port, signal)
+    assert.doesNotMatch(output, /still open after shutdown/)
+  })
+}
+
+// The follower's stop awaited viem's eth_unsubscribe, which never settles once the WebSocket is down.
+test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0', async () => {
+  const anvil = await startAnvil({ blockTime: 1 })
+  const configFile = join(dataDir, 'node-gone.json')
+  writeFileSync(configFile, JSON.stringify({ chains: { localnet: { chainId: anvil.chainId, rpc: [anvil.rpcUrl, anvil.wsUrl] } } }))
+  const port = await freePort()
+  const env = { PAYWATCH_DATA_DIR: join(dataDir, 'node-gone'), PAYWATCH_CONFIG: configFile, PORT: String(port) }
+  await stopBySignal(['serve'], env, port, 'SIGTERM', async () => {
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 30_000, () => 'chain not followed')
+    await new Promise((resolve) => setTimeout(resolve, 1_000)) // the newHeads subscription is made
+    await anvil.stop()
+  })
+})
+
+/** Starts the CLI in a process group of its own, waits for /healthz, signals the group; returns the output. */
+async function stopBySignal(
+  args: string[], env: Record<string, string>, port: number, signal: NodeJS.Signals, beforeSignal?: () => Promise<void>,
+): Promise<string> {
+  const child = spawn(node, [main, ...args], {
+    cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })))
+  try {
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
+    await beforeSignal?.()
+    process.kill(-child.pid!, signal)
+    const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))])
+    assert.notEqual(result, 'timeout', `still running 10 s after ${signal}: ${output}`)
+    assert.deepEqual(result, { code: 0, signal: null }, output)
+    return output
+  } finally {
+    // Whatever is left of the group (the CLI, Anvil) must not outlive the test.
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // the group is gone: the expected case
+    }
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms: ${describe()}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
