@@ -39,6 +39,15 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   })
 }
 
+// Under `npm start` or `npx paywatch`, a signal to the group reaches the service twice: directly and passed on
+// by the launcher. The copy must not cut the ordered shutdown short (exit 143 before it ends).
+test('serve: SIGTERM delivered twice (group signal plus a launcher passing it on) still shuts down in order', async () => {
+  const port = await freePort()
+  const output = await stopBySignal(['serve'], { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port), LOG_LEVEL: 'info' }, port, 'SIGTERM', undefined, true)
+  assert.doesNotMatch(output, /again; exiting without finishing/)
+  assert.match(output, /"msg":"stopped"/, 'the shutdown ran to its end')
+})
+
 // The follower's stop awaited viem's eth_unsubscribe, which never settles once the WebSocket is down.
 test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0', async () => {
   const anvil = await startAnvil({ blockTime: 1 })
@@ -53,9 +62,9 @@ test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0',
   })
 })
 
-/** Starts the CLI in a process group of its own, waits for /healthz, signals the group; returns the output. */
+/** Starts the CLI in a process group of its own, waits for /healthz, signals the group (`twice`: again once the first is being handled); returns the output. */
 async function stopBySignal(
-  args: string[], env: Record<string, string>, port: number, signal: NodeJS.Signals, beforeSignal?: () => Promise<void>,
+  args: string[], env: Record<string, string>, port: number, signal: NodeJS.Signals, beforeSignal?: () => Promise<void>, twice = false,
 ): Promise<string> {
   const child = spawn(node, [main, ...args], {
     cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
@@ -70,9 +79,21 @@ async function stopBySignal(
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
     await beforeSignal?.()
     process.kill(-child.pid!, signal)
+    if (twice) {
+      // The copy comes once the first is being handled (sent together, the kernel would merge them into one).
+      await waitFor(async () => output.includes('"msg":"shutting down"'), 5_000, () => output, 1)
+      try {
+        process.kill(-child.pid!, signal)
+      } catch {
+        // already gone
+      }
+    }
     const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))])
     assert.notEqual(result, 'timeout', `still running 10 s after ${signal}: ${output}`)
-    assert.deepEqual(result, { code: 0, signal: null }, output)
+    // A copy arriving as the process ends after a complete shutdown meets the default action: no harm done.
+    if (!(twice && result !== 'timeout' && result.signal === signal && output.includes('"msg":"stopped"'))) {
+      assert.deepEqual(result, { code: 0, signal: null }, output)
+    }
     return output
   } finally {
     // Whatever is left of the group (the CLI, Anvil) must not outlive the test.
@@ -95,7 +116,7 @@ function freePort(): Promise<number> {
   })
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string, pollMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
@@ -104,6 +125,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describ
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms: ${describe()}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
 }
