@@ -3,7 +3,6 @@ import type { Config } from '../config/config.ts'
 import { parseScopes } from '../domain/app-scopes.ts'
 import { parseIsoTimestamp } from '../domain/iso-timestamp.ts'
 import { normalizeShopHost, SHOP_HOST_HINT } from '../domain/shop-host.ts'
-import { findAccount } from '../store/accounts.ts'
 import { createGrant, listGrants, revokeGrant } from '../store/app-grants.ts'
 import { createApp, deleteApp, findApp, listApps } from '../store/apps.ts'
 import type { Db } from '../store/database.ts'
@@ -11,13 +10,9 @@ import { createLink, listLinks, removeLink } from '../store/links.ts'
 import { connectShop, disconnectShop, listShops } from '../store/shops.ts'
 import { appJson, grantJson } from '../http/routes/admin-apps.ts'
 import { linkJson } from '../http/routes/admin-links-shops.ts'
-import { withDatabase } from './with-database.ts'
+import { requireAccount, withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
-
-async function requireAccount(db: Db, id: string): Promise<void> {
-  if (!(await findAccount(db, id))) throw new Error(`account ${id} not found`)
-}
 
 /** `paywatch links|shops|apps …`: what the admin API does for them, without HTTP (decisions.md section 6). */
 export function registerAccountDataCommands(program: Command, config: () => Config): void {
@@ -30,7 +25,10 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
       print(linkJson(await createLink(db, accountId, options.name?.trim() || null)))
     }))
   links.command('list <accountId>').description("list an account's payment links")
-    .action((accountId: string) => run(async (db) => print((await listLinks(db, accountId)).map(linkJson))))
+    .action((accountId: string) => run(async (db) => {
+      await requireAccount(db, accountId)
+      print((await listLinks(db, accountId)).map(linkJson))
+    }))
   links.command('remove <linkId>').description('remove a payment link (no new payments; its payments are no longer listed)')
     .action((linkId: string) => run(async (db) => {
       if (!(await removeLink(db, linkId, new Date()))) throw new Error(`link ${linkId} not found`)
@@ -49,7 +47,10 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
       })
     })
   shops.command('list <accountId>').description("list an account's connected shops")
-    .action((accountId: string) => run(async (db) => print((await listShops(db, accountId)).map((s) => ({ shop: s.shop, created_at: s.createdAt.toISOString() })))))
+    .action((accountId: string) => run(async (db) => {
+      await requireAccount(db, accountId)
+      print((await listShops(db, accountId)).map((s) => ({ shop: s.shop, created_at: s.createdAt.toISOString() })))
+    }))
   shops.command('disconnect <accountId> <shop>').description('disconnect a shop (its past payments stay readable)')
     .action((accountId: string, shop: string) => run(async (db) => {
       const host = normalizeShopHost(shop)
@@ -67,7 +68,10 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
       })
     })
   apps.command('list <ownerAccountId>').description('list the apps an account owns')
-    .action((accountId: string) => run(async (db) => print((await listApps(db, accountId)).map(appJson))))
+    .action((accountId: string) => run(async (db) => {
+      await requireAccount(db, accountId)
+      print((await listApps(db, accountId)).map(appJson))
+    }))
   apps.command('delete <appId>').description('delete an app and all its grants')
     .action((appId: string) => run(async (db) => {
       if (!(await deleteApp(db, appId))) throw new Error(`app ${appId} not found`)

@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
 import type { Config } from '../config/config.ts'
-import { createAccount, findAccount, listAccounts } from '../store/accounts.ts'
+import { createAccount, listAccounts } from '../store/accounts.ts'
 import { createApiKey, listApiKeys, revokeApiKey } from '../store/api-keys.ts'
-import { withDatabase } from './with-database.ts'
+import { requireAccount, withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
@@ -22,12 +22,13 @@ export function registerAdminCommands(program: Command, config: () => Config): v
   const keys = program.command('keys').description('manage API keys')
   keys.command('create <accountId>').description('create an API key (shown once)').action(async (accountId: string) => {
     await withDatabase(config(), async (db) => {
-      if (!(await findAccount(db, accountId))) throw new Error(`account ${accountId} not found`)
+      await requireAccount(db, accountId)
       print(await createApiKey(db, accountId))
     })
   })
   keys.command('list <accountId>').description("list an account's keys (never the keys themselves)").action(async (accountId: string) => {
     await withDatabase(config(), async (db) => {
+      await requireAccount(db, accountId)
       print((await listApiKeys(db, accountId)).map((k) => ({ id: k.id, prefix: k.prefix, revoked: k.revokedAt !== null })))
     })
   })

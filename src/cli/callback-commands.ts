@@ -3,11 +3,10 @@ import { generateRsaKeyPair } from '../callbacks/signer.ts'
 import type { Config } from '../config/config.ts'
 import { attemptJson, deliveryJson } from '../http/routes/deliveries.ts'
 import { integrationJson } from '../http/routes/admin-integrations.ts'
-import { findAccount } from '../store/accounts.ts'
 import { listDeliveries, redeliver } from '../store/deliveries.ts'
 import { createIntegration, findIntegration, listIntegrations } from '../store/integrations.ts'
 import { findTrackingBySecret } from '../store/trackings.ts'
-import { withDatabase } from './with-database.ts'
+import { requireAccount, withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
@@ -22,7 +21,7 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     .option('--name <name>', 'a name for operators')
     .action(async (accountId: string, options: { name?: string }) => {
       await withDatabase(config(), async (db) => {
-        if (!(await findAccount(db, accountId))) throw new Error(`account ${accountId} not found`)
+        await requireAccount(db, accountId)
         print(integrationJson(await createIntegration(db, accountId, options.name ?? null, await generateRsaKeyPair())))
       })
     })
@@ -39,7 +38,7 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     })
   integrations.command('list <accountId>').description("list an account's integrations").action(async (accountId: string) => {
     await withDatabase(config(), async (db) => {
-      if (!(await findAccount(db, accountId))) throw new Error(`account ${accountId} not found`)
+      await requireAccount(db, accountId)
       print((await listIntegrations(db, accountId)).map(integrationJson))
     })
   })

@@ -104,6 +104,9 @@ describe('accounts and keys without HTTP', () => {
     const unknown = await paywatch(['keys', 'create', 'no-such-account'], env)
     assert.notEqual(unknown.code, 0)
     assert.match(unknown.stderr, /no-such-account/)
+    const unknownList = await paywatch(['keys', 'list', 'no-such-account'], env)
+    assert.notEqual(unknownList.code, 0)
+    assert.match(unknownList.stderr, /account no-such-account not found/)
 
     const keys = JSON.parse((await paywatch(['keys', 'list', account.id], env)).stdout) as { id: string; prefix: string; revoked: boolean }[]
     assert.deepEqual(keys.map((k) => ({ id: k.id, revoked: k.revoked })), [{ id: key.id, revoked: false }])

@@ -74,6 +74,13 @@ test('paywatch links, shops and apps do what the admin API does', async () => {
 
   await assert.rejects(paywatch('apps', 'grant', app.id, merchant, '--scopes', 'payments.write'), /unknown scope/)
   await assert.rejects(paywatch('shops', 'connect', merchant, 'https://x.example.com'), /host name/)
+  assert.deepEqual((await paywatch('links', 'list', merchant)).map((l: { id: string }) => l.id), [link.id])
+  assert.deepEqual((await paywatch('shops', 'list', merchant)).map((s: { shop: string }) => s.shop), ['shop.example.com'])
+  assert.deepEqual((await paywatch('apps', 'list', developer)).map((a: { id: string }) => a.id), [app.id])
+  // An unknown account is an error, as the admin API's 404, not an empty list.
+  for (const command of ['links', 'shops', 'apps']) {
+    await assert.rejects(paywatch(command, 'list', 'no-such-account'), /account no-such-account not found/)
+  }
 
   const revoked = await paywatch('apps', 'revoke', grant.id)
   assert.deepEqual(revoked, { id: grant.id, revoked: true })
