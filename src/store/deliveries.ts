@@ -44,7 +44,10 @@ export async function claimDueDeliveries(
       FOR UPDATE SKIP LOCKED),
     claimed AS (
       UPDATE deliveries AS d SET locked_until = ${leaseUntil}, next_attempt_at = ${leaseUntil}, claimed_by = ${claim},
-        claimed_at = ${now}, attempts = d.attempts + (picked.claimed_by IS NOT NULL)::integer
+        claimed_at = ${now}, attempts = d.attempts + (picked.claimed_by IS NOT NULL)::integer,
+        last_attempt_at = CASE WHEN picked.claimed_by IS NULL THEN d.last_attempt_at ELSE COALESCE(picked.claimed_at, ${now}::timestamptz) END,
+        last_status_code = CASE WHEN picked.claimed_by IS NULL THEN d.last_status_code END,
+        last_error = CASE WHEN picked.claimed_by IS NULL THEN d.last_error ELSE ${INTERRUPTED_ATTEMPT_ERROR}::text END
       FROM picked WHERE d.id = picked.id
       RETURNING d.id, d.tracking_id, d.attempts, picked.claimed_by AS cut_claim, picked.claimed_at AS cut_at),
     cut AS (

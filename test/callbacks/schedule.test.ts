@@ -115,6 +115,28 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
   }
 })
 
+test('a claim taking over an expired lease logs the cut-off attempt (worker name without its claim id) and shows it in the summary', async () => {
+  const { accountId } = await service.newAccount()
+  const db = service.database.db
+  await insertCompleted(db, accountId, { callback: `${failing.url}/cb` }, undefined, clock())
+  const claimedAt = clock()
+  const [first] = await claimDueDeliveries(db, { now: claimedAt, leaseUntil: new Date(claimedAt.getTime() + 40_000), limit: 10, claim: 'node-a:1' })
+  clock.advance(40_000)
+  const [second] = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 40_000), limit: 10, claim: 'node-b:2' })
+  assert.equal(second?.id, first?.id)
+  assert.equal(second!.attempts, 1, 'the cut-off attempt counts')
+  const summary = await db.selectFrom('deliveries').selectAll().where('id', '=', second!.id).executeTakeFirstOrThrow()
+  assert.deepEqual([new Date(summary.last_attempt_at!).getTime(), summary.last_status_code, summary.last_error, summary.claimed_by],
+    [claimedAt.getTime(), null, INTERRUPTED_ATTEMPT_ERROR, 'node-b:2'])
+  const log = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', second!.id).execute()
+  assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker, a.duration_ms]), [[1, 'failed', 'node-a', 40_000]])
+  // Finished, so the next test sees nothing due.
+  await recordAttempts(db, [{
+    delivery: second!, worker: 'node-b', startedAt: clock(), durationMs: 5, outcome: 'delivered',
+    statusCode: 200, error: null, excerpt: null, forwardTo: null, next: { state: 'delivered' },
+  }], clock())
+})
+
 test('the oldest due age counts from when an attempt fell due, also while a worker holds or postponed the delivery', async () => {
   const { accountId } = await service.newAccount()
   const db = service.database.db
