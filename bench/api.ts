@@ -17,7 +17,6 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +25,7 @@ import { startAnvil } from '../test/support/anvil.ts'
 import { generateRsaKeyPair, parseRsaPrivateKey } from '../src/callbacks/signer.ts'
 import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 import { rawSigningRate } from './raw-signing.ts'
+import { freePort } from '../test/support/ports.ts'
 
 interface Histogram { average: number; p50: number; p99: number; max: number }
 interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
@@ -235,16 +235,6 @@ async function createKey(serviceUrl: string): Promise<string> {
   return key.key
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function cleanup(): Promise<void> {
   await Promise.all(children.map((child) => new Promise<void>((resolve) => {

@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +11,7 @@ import { openDatabase } from '../../src/store/database.ts'
 import { authenticateApiKey } from '../../src/store/api-keys.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { freePort, waitUntil } from '../support/ports.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const node = join(root, 'node_modules', '.bin', 'node')
@@ -140,7 +140,7 @@ describe('serve', () => {
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.on('exit', (code, signal) => resolve({ code, signal })))
     try {
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 30_000, () => output)
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 30_000, () => output)
       const started = Date.now()
       child.kill('SIGTERM')
       const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000))])
@@ -154,26 +154,4 @@ describe('serve', () => {
   })
 })
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      if (await check()) return
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms: ${describe()}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}

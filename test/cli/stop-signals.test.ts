@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, test } from 'node:test'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startAnvil } from '../support/anvil.ts'
+import { freePort, waitUntil } from '../support/ports.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const node = join(root, 'node_modules', '.bin', 'node')
@@ -56,7 +56,7 @@ test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0',
   const port = await freePort()
   const env = { PAYWATCH_DATA_DIR: join(dataDir, 'node-gone'), PAYWATCH_CONFIG: configFile, PORT: String(port) }
   await stopBySignal(['serve'], env, port, 'SIGTERM', async () => {
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 30_000, () => 'chain not followed')
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 30_000, () => 'chain not followed')
     await new Promise((resolve) => setTimeout(resolve, 1_000)) // the newHeads subscription is made
     await anvil.stop()
   })
@@ -76,12 +76,12 @@ async function stopBySignal(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })))
   try {
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
     await beforeSignal?.()
     process.kill(-child.pid!, signal)
     if (twice) {
       // The copy comes once the first is being handled (sent together, the kernel would merge them into one).
-      await waitFor(async () => output.includes('"msg":"shutting down"'), 5_000, () => output, 1)
+      await waitUntil(async () => output.includes('"msg":"shutting down"'), 5_000, () => output, 1)
       try {
         process.kill(-child.pid!, signal)
       } catch {
@@ -105,26 +105,4 @@ async function stopBySignal(
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, describe: () => string, pollMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      if (await check()) return
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`not ready within ${timeoutMs} ms: ${describe()}`)
-    await new Promise((resolve) => setTimeout(resolve, pollMs))
-  }
-}
