@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { Config } from '../config/config.ts'
 import { createAccount } from '../store/accounts.ts'
 import { createApiKey } from '../store/api-keys.ts'
 import { createService } from '../service.ts'
+import { anvilBinary, anvilWatchdogScript } from './anvil-watchdog.ts'
 import { onStopSignals } from './serve.ts'
 
 const ANVIL_CHAIN_ID = 31337
@@ -55,24 +55,9 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
 
 // Anvil runs in a process group of its own, so that a Ctrl-C (SIGINT to the terminal's foreground
 // group) or `kill -- -pgid` reaches only paywatch, which stops it after the service. Being outside
-// our group, it is watched by a shell holding our end of a pipe on fd 3: when paywatch dies in any
-// way (even SIGKILL) the pipe hits EOF and the shell ends Anvil, which is never left behind.
-const WATCHDOG = `
-exec 3<&0
-"$0" "$@" </dev/null &
-pid=$!
-( while read -r _ <&3; do :; done; kill -TERM $pid 2>/dev/null ) &
-watcher=$!
-trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP
-wait $pid
-status=$?
-kill $watcher 2>/dev/null
-exit $status
-`
-
+// our group, it is ended by the watchdog shell when paywatch closes its stdin or dies in any way.
 function startAnvil(port: number): { exited: Promise<number | null>; stop(): Promise<void> } {
-  const bin = createRequire(import.meta.url).resolve('@foundry-rs/anvil-linux-amd64/bin/anvil')
-  const child = spawn('/bin/sh', ['-c', WATCHDOG, bin, '--port', String(port), '--block-time', '2', '--silent'], {
+  const child = spawn('/bin/sh', ['-c', anvilWatchdogScript({ announcePid: false }), anvilBinary(), '--port', String(port), '--block-time', '2', '--silent'], {
     detached: true, stdio: ['pipe', 'inherit', 'inherit'],
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))

@@ -11,7 +11,7 @@
 // - Clients poll every 25 ms with no response cache: the default 4 s polling would make every
 //   receipt wait take seconds, and caching would hide blocks we just mined.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
+import { anvilBinary, anvilWatchdogScript } from "../../src/cli/anvil-watchdog.ts";
 import {
   createPublicClient,
   createTestClient,
@@ -92,29 +92,8 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-const require = createRequire(import.meta.url);
-
-/** Absolute path of the anvil binary shipped by the npm package. */
-export function anvilBinary(): string {
-  return require.resolve("@foundry-rs/anvil-linux-amd64/bin/anvil");
-}
-
-// Watchdog: run anvil in the background, keep our stdin on fd 3 (background jobs get
-// /dev/null as stdin otherwise), and kill anvil once that pipe hits EOF. Exits with
-// anvil's status if anvil dies by itself, so crashes are still visible to us.
-const WATCHDOG = `
-exec 3<&0
-"$0" "$@" </dev/null &
-pid=$!
-echo "anvil-pid: $pid"
-( while read -r _ <&3; do :; done; kill -TERM $pid 2>/dev/null ) &
-watcher=$!
-trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP
-wait $pid
-status=$?
-kill $watcher 2>/dev/null
-exit $status
-`;
+/** Anvil runs behind src/cli/anvil-watchdog.ts's shell: it never outlives the test process. */
+export { anvilBinary };
 
 const live = new Set<{ pid: number | undefined; child: ChildProcess }>();
 let exitHookInstalled = false;
@@ -159,7 +138,7 @@ interface Spawned {
 /** Spawns anvil and resolves once it prints its listening address. */
 function spawnAnvil(args: string[], timeoutMs: number): Promise<Spawned> {
   installExitHook();
-  const child = spawn("/bin/sh", ["-c", WATCHDOG, anvilBinary(), ...args], {
+  const child = spawn("/bin/sh", ["-c", anvilWatchdogScript({ announcePid: true }), anvilBinary(), ...args], {
     stdio: ["pipe", "pipe", "pipe"],
   });
   const entry: Spawned["entry"] = { pid: undefined, child };
