@@ -5,7 +5,7 @@ import { createAccount } from '../store/accounts.ts'
 import { createApiKey } from '../store/api-keys.ts'
 import { createService } from '../service.ts'
 import { anvilBinary, anvilWatchdogScript } from './anvil-watchdog.ts'
-import { onStopSignals } from './serve.ts'
+import { onStopSignals } from './stop-signals.ts'
 
 const ANVIL_CHAIN_ID = 31337
 
