@@ -2,11 +2,12 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Common } from '../common.ts'
 import type { TrackingEvents } from '../payments/events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
-import { findTrackingsOfPayment, type PaymentKey } from '../store/payment-lookups.ts'
+import type { PaymentKey } from '../store/payment-lookups.ts'
+import { createChannelTrackings } from './channel-trackings.ts'
 import { createCableHub } from './hub.ts'
 import { createCableRelay } from './relay.ts'
 import { cableRoute, type Ticker } from './route.ts'
-import { currentStateOf, statusMessage, type WidgetMessage } from './widget-messages.ts'
+import { statusMessage, type WidgetMessage } from './widget-messages.ts'
 
 export interface CableOptions {
   /** Drives the 3-second pings; tests pass one they tick by hand. */
@@ -33,12 +34,16 @@ export function createCable(
 ): Cable {
   const db = deps.database.db
   const hub = createCableHub()
+  const channels = createChannelTrackings(common, db)
+  // Only the followed tracking's state: another account's tracking of the payment shows nothing here.
   const currentState = async (key: PaymentKey): Promise<WidgetMessage | undefined> => {
-    const tracking = currentStateOf(await findTrackingsOfPayment(db, key))
-    return tracking && statusMessage(tracking)
+    const tracking = await channels.of(key)
+    if (!tracking) return undefined
+    hub.follow(key, tracking.id)
+    return statusMessage(tracking)
   }
   const relay = createCableRelay({
-    common, db, events: deps.events, hub, currentState, retryDelayMs: options.retryDelayMs,
+    common, db, events: deps.events, hub, channels, retryDelayMs: options.retryDelayMs,
     databaseUrl: deps.database.kind === 'postgres' ? deps.database.url : null,
   })
   common.shutdown.add('cable relay', () => relay.stop())

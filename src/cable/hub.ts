@@ -23,6 +23,9 @@ export interface CableHub {
   /** Sends the message to every subscriber of the payment; returns how many got it. */
   publish(key: PaymentKey, message: WidgetMessage): number
   hasSubscribers(key: PaymentKey): boolean
+  /** The id of the tracking the payment's channel follows, once known (kept while it has subscribers). */
+  followed(key: PaymentKey): string | undefined
+  follow(key: PaymentKey, trackingId: string): void
   /** The payments someone here is waiting for. */
   keys(): PaymentKey[]
   readonly size: number
@@ -30,9 +33,12 @@ export interface CableHub {
 
 export const keyString = (key: PaymentKey): string => `${key.blockchain}:${key.sender.toLowerCase()}:${key.nonce}`
 
-/** Subscriptions by payment, across accounts: the widget knows the payment, not the account. */
+/**
+ * Subscriptions by payment: the widget knows the payment, not the account. Each payment's channel
+ * follows one tracking (the first created); the hub remembers which, so events need no read to be filtered.
+ */
 export function createCableHub(): CableHub {
-  const byKey = new Map<string, { key: PaymentKey; subscriptions: Set<Subscription> }>()
+  const byKey = new Map<string, { key: PaymentKey; subscriptions: Set<Subscription>; followed?: string }>()
   let size = 0
   return {
     add(subscription) {
@@ -59,6 +65,11 @@ export function createCableHub(): CableHub {
       return entry.subscriptions.size
     },
     hasSubscribers: (key) => byKey.has(keyString(key)),
+    followed: (key) => byKey.get(keyString(key))?.followed,
+    follow(key, trackingId) {
+      const entry = byKey.get(keyString(key))
+      if (entry) entry.followed = trackingId
+    },
     keys: () => [...byKey.values()].map((entry) => entry.key),
     get size() {
       return size

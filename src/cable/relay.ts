@@ -4,10 +4,11 @@ import type { Common } from '../common.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEventMap, TrackingEvents } from '../payments/events.ts'
 import type { Db } from '../store/database.ts'
-import { findTrackingById, type PaymentKey } from '../store/payment-lookups.ts'
+import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createPgListener, type PgListener } from '../store/pg-listener.ts'
+import type { ChannelTrackings } from './channel-trackings.ts'
 import type { CableHub } from './hub.ts'
-import { confirmationsMessage, statusMessage, type WidgetMessage } from './widget-messages.ts'
+import { confirmationsMessage, statusMessage } from './widget-messages.ts'
 
 export const EVENTS_CHANNEL = 'paywatch_events'
 
@@ -34,7 +35,7 @@ export interface CableRelayDeps {
   hub: CableHub
   /** PostgreSQL URL: events are shared with other nodes. Null on the embedded database (one process). */
   databaseUrl: string | null
-  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+  channels: ChannelTrackings
   retryDelayMs?(attempt: number): number
 }
 
@@ -45,18 +46,36 @@ export interface CableRelay {
 }
 
 /**
- * Carries tracking events to the widgets subscribed here: this node's events at once, other nodes'
+ * Carries tracking events to the widgets subscribed here: this node's events directly, other nodes'
  * through PostgreSQL NOTIFY/LISTEN. Each direction is processed in order, so a widget never sees
  * confirmations after the final state of the same node's events.
+ *
+ * A payment's channel follows only the tracking created first: the identifier is public, so another
+ * account can track the same payment, and nothing of its tracking (confirmations, status, release,
+ * forward_to) may reach the first one's widget. Every event names its tracking and is dropped unless
+ * that is the followed one.
  */
 export function createCableRelay(deps: CableRelayDeps): CableRelay {
-  const { hub, db, common } = deps
+  const { hub, db, common, channels } = deps
   const nodeId = randomUUID()
   let publishing: Promise<void> = Promise.resolve()
+  let delivering: Promise<void> = Promise.resolve()
   let receiving: Promise<void> = Promise.resolve()
   let listener: PgListener | undefined
 
   const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce })
+
+  /** The followed tracking of a payment someone here subscribed to: remembered by the hub, else read. */
+  const followedBy = async (key: PaymentKey): Promise<string | undefined> => {
+    const known = hub.followed(key)
+    if (known) return known
+    // An answer cached before the payment's first tracking was created would say "none".
+    channels.forget(key)
+    const tracking = await channels.of(key)
+    if (tracking) hub.follow(key, tracking.id)
+    return tracking?.id
+  }
+  const isFollowed = async (key: PaymentKey, trackingId: string): Promise<boolean> => (await followedBy(key)) === trackingId
 
   // Notes raised while a NOTIFY is on its way go out together in the next one: one statement per
   // batch, not per event (a burst of callbacks releases thousands of payments a second).
@@ -85,13 +104,27 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
       common.logger.error({ err: error }, 'cable: could not relay an event')
     }
   }
+  const deliverInOrder = (work: () => Promise<void>) => {
+    delivering = delivering.then(work).catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not deliver an event'))
+  }
   const onProgress = guarded(({ tracking, required, passed }: TrackingEventMap['progress'][0]) => {
-    hub.publish(keyOf(tracking), confirmationsMessage(required, passed))
+    const key = keyOf(tracking)
+    if (hub.hasSubscribers(key)) {
+      deliverInOrder(async () => {
+        if (await isFollowed(key, tracking.id)) hub.publish(key, confirmationsMessage(required, passed))
+      })
+    }
     share('progress', tracking, { r: required, p: passed })
   })
   const onFinal = (kind: 'completed' | 'released') => guarded((tracking: Tracking) => {
+    const key = keyOf(tracking)
+    channels.forget(key)
     const message = statusMessage(tracking)
-    if (message) hub.publish(keyOf(tracking), message)
+    if (message && hub.hasSubscribers(key)) {
+      deliverInOrder(async () => {
+        if (await isFollowed(key, tracking.id)) hub.publish(key, message)
+      })
+    }
     share(kind, tracking)
   })
   const onCompleted = onFinal('completed')
@@ -108,24 +141,30 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
     const note = parseNote(payload)
     if (!note || note.o === nodeId) return
     const key: PaymentKey = { blockchain: note.b, sender: note.s, nonce: BigInt(note.n) }
+    if (note.k !== 'progress') channels.forget(key)
     if (!hub.hasSubscribers(key)) return
     inOrder(async () => {
+      if (!(await isFollowed(key, note.id))) return
       if (note.k === 'progress') {
         hub.publish(key, confirmationsMessage(note.r ?? 0, note.p ?? 0))
         return
       }
       // The state as stored now: a later release may already be in it, which is what the widget wants.
-      const tracking = await findTrackingById(db, note.id)
-      const message = tracking && statusMessage(tracking)
+      const tracking = await channels.of(key)
+      const message = tracking?.id === note.id ? statusMessage(tracking) : undefined
       if (message) hub.publish(key, message)
     })
   }
 
   /** Notifications sent while the connection was down are lost: tell every subscriber the state again. */
   const resync = () => {
+    channels.forgetAll()
     for (const key of hub.keys()) {
       inOrder(async () => {
-        const message = await deps.currentState(key)
+        const tracking = await channels.of(key)
+        if (!tracking) return
+        hub.follow(key, tracking.id)
+        const message = statusMessage(tracking)
         if (message) hub.publish(key, message)
       })
     }
@@ -145,7 +184,7 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
       deps.events.off('completed', onCompleted)
       deps.events.off('released', onReleased)
       await listener?.stop()
-      await Promise.all([publishing, receiving])
+      await Promise.all([publishing, delivering, receiving])
     },
   }
 }

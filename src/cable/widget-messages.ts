@@ -22,11 +22,3 @@ export function statusMessage(tracking: Tracking): WidgetMessage | undefined {
     failed_reason: tracking.status === 'failed' ? tracking.failedReason : null,
   }
 }
-
-/**
- * Of several accounts' trackings of one payment, the one whose state a late subscriber is shown:
- * a released one first, else a completed one; the list is newest change first.
- */
-export function currentStateOf(trackings: Tracking[]): Tracking | undefined {
-  return trackings.find((t) => t.status !== 'pending' && t.release) ?? trackings.find((t) => t.status !== 'pending')
-}

@@ -30,14 +30,21 @@ export async function findTrackingById(db: Db, id: string): Promise<Tracking | u
   return row && rowToTracking(row)
 }
 
-/** Every account's trackings of one payment (index trackings_payment), newest change first. */
-export async function findTrackingsOfPayment(db: Db, key: PaymentKey): Promise<Tracking[]> {
+/**
+ * Of each payment, the tracking created first (by any account), in one statement: the one the widget
+ * channel of that payment follows. Creation ties (the same millisecond) are broken by id, so that every
+ * node picks the same one. Payments nobody tracks are missing from the answer.
+ */
+export async function findFirstTrackingsOfPayments(db: Db, keys: PaymentKey[]): Promise<Tracking[]> {
+  if (keys.length === 0) return []
   const rows = await db.selectFrom('trackings').selectAll()
-    .where('blockchain', '=', key.blockchain)
-    .where('sender', '=', key.sender)
-    .where('nonce', '=', key.nonce.toString())
-    .orderBy('updated_at', 'desc')
-    .limit(20)
+    .where((eb) => eb.or(keys.map((key) => eb.and([
+      eb('blockchain', '=', key.blockchain),
+      eb('sender', '=', key.sender),
+      eb('nonce', '=', key.nonce.toString()),
+    ]))))
+    .distinctOn(['blockchain', 'sender', 'nonce'])
+    .orderBy('blockchain').orderBy('sender').orderBy('nonce').orderBy('created_at').orderBy('id')
     .execute()
   return rows.map(rowToTracking)
 }

@@ -7,7 +7,7 @@ import { LISTENER_APPLICATION_NAME } from '../../src/store/pg-listener.ts'
 import { connectCable, type TestCableClient } from '../support/cable-client.ts'
 import { testDatabaseUrl } from '../support/database.ts'
 import { startTestService, type TestService } from '../support/service.ts'
-import { insertTestTracking } from '../support/trackings.ts'
+import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 
 // Two nodes share one PostgreSQL database; the embedded database is one process, so there is nothing to test there.
 const skip = testDatabaseUrl ? false : 'cross-node delivery needs PostgreSQL: run with DATABASE_URL=postgres://… to include it'
@@ -111,4 +111,41 @@ test('a lost LISTEN connection is re-established and the widget is told the stat
 
   assert.equal((await releaseThroughA(t)).statusCode, 200)
   assert.deepEqual(await onB.next(), { identifier: id, message: { ...completed, release: true } })
+})
+
+test("another account's later tracking of the same payment never reaches a widget on another node", { skip }, async () => {
+  const phisher = await nodeA.newAccount('phisher')
+  const sender = randomAddress()
+  const first = await insertTestTracking(nodeA.database.db, accountId, { sender, createdAt: new Date(Date.now() - 60_000) })
+  const later = await insertTestTracking(nodeA.database.db, phisher.accountId, {
+    sender, createdAt: new Date(), forwardTo: 'https://phish.example/login', transaction: first.transaction,
+  })
+  const onA = await connect(nodeA)
+  const id = await subscribed(onA, first)
+
+  // Everything of the later tracking happens on node B and crosses to node A through NOTIFY.
+  nodeB.events.emit('progress', { tracking: later, required: 5, passed: 3 })
+  const done = await completeTracking(nodeB.database.db, later.id, { status: 'success', transaction: later.transaction! }, new Date())
+  nodeB.events.emit('completed', done!)
+  const released = await nodeB.api(phisher.apiKey, {
+    method: 'POST', url: '/v2/payments/release',
+    payload: { blockchain: later.blockchain, transaction: later.transaction, sender: later.sender, nonce: later.nonce.toString(), secret_id: later.secretId },
+  })
+  assert.equal(released.statusCode, 200, released.body)
+
+  // A marker of the first tracking through the same LISTEN connection, after the others.
+  nodeB.events.emit('progress', { tracking: first, required: 2, passed: 1 })
+  assert.deepEqual(await onA.next(), { identifier: id, message: { confirmations: { required: 2, passed: 1 } } })
+  assert.deepEqual(onA.pending().filter((f) => f.type !== 'ping'), [], "nothing of the later account's tracking")
+
+  // A late widget on node A is not shown the later tracking's release either; then the first completes (202: held).
+  const late = await connect(nodeA)
+  const lateId = await subscribed(late, first)
+  const ownDone = await completeTracking(nodeB.database.db, first.id, { status: 'success', transaction: first.transaction! }, new Date())
+  nodeB.events.emit('completed', ownDone!)
+  const held = { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null }
+  assert.deepEqual(await late.next(), { identifier: lateId, message: held })
+  const latest = await connect(nodeA)
+  const latestId = await subscribed(latest, first)
+  assert.deepEqual(await latest.next(), { identifier: latestId, message: held })
 })
