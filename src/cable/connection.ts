@@ -4,14 +4,19 @@ import type { CableClient, CableHub, Subscription } from './hub.ts'
 import { confirmFrame, messageFrame, parseClientCommand, parsePaymentIdentifier, rejectFrame } from './protocol.ts'
 import type { WidgetMessage } from './widget-messages.ts'
 
-/** A widget subscribes to one payment; a few spare allow for retries, no more (memory per socket). */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 20
-/** Each subscribe reads the database once: a socket cycling subscribe/unsubscribe is cut off. */
-export const MAX_SUBSCRIBE_COMMANDS_PER_CONNECTION = 200
+/**
+ * Subscribe commands a socket may send in its life, per subscription it may hold: a widget re-subscribes
+ * now and then, a socket cycling subscribe/unsubscribe to make the node read is cut off.
+ */
+const SUBSCRIBE_COMMANDS_PER_SUBSCRIPTION = 10
 
 export interface CableConnectionDeps {
   hub: CableHub
   logger: Logger
+  /** Subscriptions the socket may hold (a widget needs one; the rest allow for retries). */
+  maxSubscriptions: number
+  /** A subscription was rejected because the socket holds its limit (counted in a metric). */
+  onTooMany(): void
   /** The state to show a subscriber of a payment that completed or was released before it came. */
   currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
 }
@@ -57,7 +62,13 @@ export class CableConnection {
     }
     const key = parsePaymentIdentifier(identifier)
     this.subscribeCommands++
-    if (!key || this.subscriptions.size >= MAX_SUBSCRIPTIONS_PER_CONNECTION || this.subscribeCommands > MAX_SUBSCRIBE_COMMANDS_PER_CONNECTION) {
+    if (!key) {
+      this.client.send(rejectFrame(identifier))
+      return
+    }
+    const { maxSubscriptions } = this.deps
+    if (this.subscriptions.size >= maxSubscriptions || this.subscribeCommands > maxSubscriptions * SUBSCRIBE_COMMANDS_PER_SUBSCRIPTION) {
+      this.deps.onTooMany()
       this.client.send(rejectFrame(identifier))
       return
     }

@@ -1,11 +1,12 @@
 import websocket from '@fastify/websocket'
 import type { FastifyInstance } from 'fastify'
-import { Gauge } from 'prom-client'
+import { Counter, Gauge } from 'prom-client'
 import type { RawData, WebSocket } from 'ws'
 import type { Common } from '../common.ts'
 import { HttpProblem } from '../http/problem.ts'
 import { problemSchema } from '../http/schemas.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
+import { createAddressLimits } from './address-limits.ts'
 import { CableConnection } from './connection.ts'
 import { answerRefusedHandshake } from './handshake-problem.ts'
 import type { CableClient, CableHub } from './hub.ts'
@@ -50,6 +51,17 @@ export function cableRoute(deps: CableRouteDeps) {
       name: 'paywatch_cable_subscriptions', help: 'PaymentChannel subscriptions on this node',
       registers: [deps.common.metrics.registry], collect() { this.set(deps.hub.size) },
     })
+    const refusals = new Counter({
+      name: 'paywatch_cable_refusals_total',
+      help: 'Widget connections and subscriptions refused by a limit (address_connections, connection_rate, node_full, subscriptions)',
+      labelNames: ['reason'], registers: [deps.common.metrics.registry],
+    })
+    const { config } = deps.common
+    const addressLimits = createAddressLimits({
+      maxConnectionsPerAddress: config.cableMaxConnectionsPerAddress,
+      connectBurst: config.cableConnectBurst,
+      connectsPerSecond: config.cableConnectsPerSecond,
+    }, () => deps.common.clock().getTime())
 
     // Before @fastify/websocket's own hook closes the sockets: tell clients to reconnect elsewhere.
     app.addHook('preClose', async () => {
@@ -69,20 +81,33 @@ export function cableRoute(deps: CableRouteDeps) {
     })
     app.websocketServer.on('wsClientError', answerRefusedHandshake)
 
-    // Every open socket holds buffers and subscriptions: past the cap a new widget is told to come back
-    // (its ActionCable client reconnects with backoff) instead of the node running out of memory. Added after
-    // @fastify/websocket's hooks: they mark the request as an upgrade, so the refused socket is closed after the answer.
-    const maxConnections = deps.common.config.cableMaxConnections
+    // Every open socket holds buffers and subscriptions: one client address may hold only so many, and open
+    // them only so fast (429, as every limit of the service), so that it cannot take the node's sockets from
+    // everyone else. Past the node's cap a new widget is told to come back (its ActionCable client reconnects
+    // with backoff) instead of the node running out of memory. Added after @fastify/websocket's hooks: they
+    // mark the request as an upgrade, so the refused socket is closed after the answer. The address is the
+    // socket's (request.ip: the app trusts no proxy headers).
+    const maxConnections = config.cableMaxConnections
     app.addHook('onRequest', async (request) => {
-      if (!request.ws || sockets.size < maxConnections) return
-      throw new HttpProblem(503, 'CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
-        headers: { 'retry-after': '5' },
-      })
+      if (!request.ws) return
+      if (sockets.size >= maxConnections) {
+        refusals.inc({ reason: 'node_full' })
+        throw new HttpProblem(503, 'CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
+          headers: { 'retry-after': '5' },
+        })
+      }
+      // Counted from the handshake to the close of the TCP socket, so that handshakes in flight count too.
+      const refused = addressLimits.admit(request.ip, (release) => request.raw.socket.once('close', release))
+      if (refused) {
+        refusals.inc({ reason: refused.reason })
+        throw refused.problem
+      }
     })
 
     const stopPings = (deps.ticker ?? intervalTicker)(() => {
       const frame = pingFrame(deps.common.clock())
       for (const socket of sockets) send(socket, frame)
+      addressLimits.sweep()
     }, PING_INTERVAL_MS)
     app.addHook('onClose', async () => stopPings())
 
@@ -104,7 +129,10 @@ export function cableRoute(deps: CableRouteDeps) {
       wsHandler: (socket) => {
         sockets.add(socket)
         const client: CableClient = { send: (frame) => send(socket, frame) }
-        const connection = new CableConnection(client, { hub: deps.hub, logger: deps.common.logger, currentState: deps.currentState })
+        const connection = new CableConnection(client, {
+          hub: deps.hub, logger: deps.common.logger, currentState: deps.currentState,
+          maxSubscriptions: config.cableMaxSubscriptions, onTooMany: () => refusals.inc({ reason: 'subscriptions' }),
+        })
         socket.on('message', (data, isBinary) => {
           if (isBinary) return
           connection.receive(textOf(data))

@@ -28,6 +28,13 @@ export interface Config {
   preparedStatements: boolean
   /** Open `/cable` WebSockets one node accepts; more are refused with a 503 (each one holds memory). */
   cableMaxConnections: number
+  /** Open `/cable` WebSockets one client address (an IPv6 /64) may hold on a node; more are refused with a 429. */
+  cableMaxConnectionsPerAddress: number
+  /** New `/cable` connections one address may open at once, and per second after that (a token bucket). */
+  cableConnectBurst: number
+  cableConnectsPerSecond: number
+  /** PaymentChannel subscriptions one socket may hold; more are answered `reject_subscription`. */
+  cableMaxSubscriptions: number
   /** Every known chain, tracked or not; `rpc` is empty for chains that are not tracked. */
   chains: Record<string, ChainConfig>
 }
@@ -114,6 +121,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
     cableMaxConnections: int('PAYWATCH_CABLE_MAX_CONNECTIONS', 'cableMaxConnections', 10_000, 1, 1_000_000),
+    cableMaxConnectionsPerAddress: int('PAYWATCH_CABLE_MAX_CONNECTIONS_PER_ADDRESS', 'cableMaxConnectionsPerAddress', 100, 1, 1_000_000),
+    cableConnectBurst: int('PAYWATCH_CABLE_CONNECT_BURST', 'cableConnectBurst', 100, 1, 1_000_000),
+    cableConnectsPerSecond: int('PAYWATCH_CABLE_CONNECTS_PER_SECOND', 'cableConnectsPerSecond', 10, 1, 1_000_000),
+    cableMaxSubscriptions: int('PAYWATCH_CABLE_MAX_SUBSCRIPTIONS', 'cableMaxSubscriptions', 20, 1, 1000),
     chains: loadChains(env, file.chains),
   }
   const unknown = Object.keys(file).filter((key) => !fileKeys.has(key))
