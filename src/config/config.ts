@@ -161,7 +161,8 @@ function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, C
     }
     for (const [name, raw] of Object.entries(fromFile as Source)) {
       if (!chainNamePattern.test(name)) throw new ConfigError(`chains.${name} (config file): chain names are lower-case words`)
-      chains[name] = mergeChain(name, chains[name], raw)
+      // Own properties only: `constructor` is on every object but is no built-in chain.
+      chains[name] = mergeChain(name, Object.hasOwn(chains, name) ? chains[name] : undefined, raw)
     }
   }
   const envNames = new Set<string>()

@@ -196,6 +196,8 @@ describe('config file', () => {
     ['a chain address invalid', { chains: { ethereum: { tokens: ['0x12'] } } }, 'chains.ethereum'],
     ['a chain number invalid', { chains: { ethereum: { chainId: -1 } } }, 'chains.ethereum'],
     ['an unknown chain field', { chains: { ethereum: { rpcs: ['http://a.example'] } } }, 'chains.ethereum.rpcs'],
+    // Not taken for a built-in chain because every object has such a property.
+    ['a new chain named like an object property', { chains: { constructor: { rpc: ['http://a.example'] } } }, 'chains.constructor'],
   ]
   for (const [name, content, variable] of bad) {
     test(`refused: ${name}`, () => assertRefused({ PAYWATCH_CONFIG: configFile(content) }, variable))
