@@ -42,8 +42,9 @@ export interface AppDeps {
 /** The HTTP API, ready for `inject()` or `listen()`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const requestTimeoutMs = deps.common.config.requestTimeoutSec * 1000
+  const routeWords = new Set<string>()
   const app = Fastify({
-    loggerInstance: httpLogger(deps.common.logger) as FastifyBaseLogger,
+    loggerInstance: httpLogger(deps.common.logger, routeWords) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     // Per-request lines only when debugging: at thousands of requests a second they are the bottleneck.
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.common.config.logLevel) }),
@@ -59,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   })
+  collectRouteWords(app, routeWords)
   installErrorHandling(app)
   // Before every route's own authentication: an address over its failed attempts is refused unread.
   app.addHook('onRequest', async (request) => deps.authThrottle.check(request))
@@ -155,21 +157,41 @@ function closeSlowSendersOnClose(app: FastifyInstance): void {
 /** How often Node looks for requests over their time: often enough that the limit holds to about a second. */
 const checkEveryMs = (timeoutMs: number): number => Math.max(100, Math.min(1000, timeoutMs / 4))
 
-/** Request logs without secrets: the secret_id in a payment path is cut to its first characters. */
-function httpLogger(logger: Logger): Logger {
+/**
+ * Request logs without secrets: only the literal words of the API's routes are logged as they are; every
+ * other path segment (a secret_id, an id, anything a client typed) is cut to its first characters,
+ * whatever the path's form (`//v2/payments/…`, a route that does not exist, percent-encoded).
+ */
+function httpLogger(logger: Logger, routeWords: Set<string>): Logger {
   return logger.child({}, {
     serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url) }),
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url, routeWords) }),
     },
   })
 }
 
-export function maskSecrets(url: string): string {
+export function maskSecrets(url: string, routeWords: ReadonlySet<string>): string {
   const queryAt = url.indexOf('?')
   const path = queryAt < 0 ? url : url.slice(0, queryAt)
-  // Query values are not logged at all: a client may put anything there, secrets included.
-  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${pair.split('=')[0]}=…`).join('&')}`
-  return path.replace(/^(\/v2\/payments\/)(?!release\b|shopify\/)([^/?]{4})[^/?]*/, '$1$2…') + query
+  // Query values are not logged at all, names only when they look like one (`after`, `secret_id`):
+  // a client may put anything there, secrets included.
+  const name = (pair: string) => {
+    const text = pair.split('=')[0]!
+    return /^[a-z_]{1,32}$/.test(text) ? text : `${text.slice(0, 4)}…`
+  }
+  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${name(pair)}=…`).join('&')}`
+  const masked = path.split(/(?=[/\\])/).map((part) => {
+    const word = part.replace(/^[/\\]/, '')
+    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${word.slice(0, 4)}…`
+  })
+  return masked.join('') + query
+}
+
+/** The literal path segments of every route (`v2`, `payments`, `deliveries`, …), as routes are added. */
+function collectRouteWords(app: FastifyInstance, words: Set<string>): void {
+  app.addHook('onRoute', (route) => {
+    for (const word of route.url.split('/')) if (word !== '' && !word.includes(':') && !word.includes('*')) words.add(word)
+  })
 }
 
 function installHttpMetrics(app: FastifyInstance, common: Common): void {
