@@ -16,6 +16,7 @@ import { chainDataPlugins } from './http/routes/chain-data.ts'
 import { accountDataPlugins } from './http/routes/account-data.ts'
 import { linkAndShopChecks } from './payments/link-shop-checks.ts'
 import { createRateLimits } from './http/rate-limit.ts'
+import { createAuthThrottle } from './http/auth-throttle.ts'
 import type { ReferenceCheck } from './payments/create-payment.ts'
 import { createTrackingEvents, type TrackingEvents } from './payments/events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
@@ -32,6 +33,8 @@ export interface ServiceOptions {
   cable?: CableOptions
   /** Callback delivery tuning for tests (random source, poll interval, concurrency). */
   callbacks?: CallbacksOptions
+  /** Sees the SQL of every database query (tests count queries). */
+  onQuery?: (sql: string) => void
 }
 
 export interface Service {
@@ -60,7 +63,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const shutdown = createShutdown(logger)
   const common: Common = { config, logger, metrics: createMetrics({ defaultMetrics: true }), clock: options.clock ?? systemClock, shutdown }
   try {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, preparedStatements: config.preparedStatements })
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, preparedStatements: config.preparedStatements, onQuery: options.onQuery })
     shutdown.add('database', () => database.close())
     const applied = await migrate(database.db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -126,6 +129,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       events,
       auth,
       rateLimits: createRateLimits(config.rate, redis),
+      authThrottle: createAuthThrottle(config.authFailures, redis),
       chainReadiness: options.background === false ? rpcReadiness : engine.readiness,
       apiPlugins,
       publicPlugins,

@@ -32,8 +32,13 @@ const ranges: [string, number, 'ipv4' | 'ipv6', string][] = [
   ['::1', 128, 'ipv6', 'loopback'],
   ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
   ['100::', 64, 'ipv6', 'discard'],
+  ['100:0:0:1::', 64, 'ipv6', 'dummy prefix'],
   ['2001::', 32, 'ipv6', 'Teredo'],
+  // Anycast services, benchmarking, ORCHID and the rest of the IETF protocol block: never a callback.
+  ['2001::', 23, 'ipv6', 'IETF protocol assignment'],
   ['2001:db8::', 32, 'ipv6', 'documentation'],
+  ['3fff::', 20, 'ipv6', 'documentation'],
+  ['5f00::', 16, 'ipv6', 'segment routing'],
   ['fc00::', 7, 'ipv6', 'unique-local'],
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['fec0::', 10, 'ipv6', 'site-local'],
@@ -51,9 +56,9 @@ const anyRange = new BlockList()
 for (const [network, prefix, type] of ranges) anyRange.addSubnet(network, prefix, type)
 
 /**
- * Why an IP address may not be called back, or null when it may. IPv4-mapped IPv6 addresses are
- * judged as the IPv4 address (BlockList does that), NAT64 and 6to4 addresses by the IPv4 address they
- * embed.
+ * Why an IP address may not be called back, or null when it may. An IPv6 address that embeds an IPv4
+ * address (IPv4-mapped, IPv4-compatible, SIIT, NAT64, 6to4) is also judged by the IPv4 address inside:
+ * a stack or a translator on the way may deliver it there.
  */
 export function forbiddenAddressReason(address: string): string | null {
   const family = isIP(address)
@@ -67,13 +72,19 @@ export function forbiddenAddressReason(address: string): string | null {
   return null
 }
 
-/** The IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+/**
+ * The IPv4 address inside an IPv6 address of a form that carries one: ::a.b.c.d (IPv4-compatible),
+ * ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (SIIT), 64:ff9b::a.b.c.d (NAT64), 2002:AABB:CCDD::/48 (6to4).
+ */
 function embeddedIpv4(address: string): string | null {
-  const groups = expandIpv6(address)
-  if (!groups) return null
+  const g = expandIpv6(address)
+  if (!g) return null
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0)
   let high: number, low: number
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) [high, low] = [groups[6]!, groups[7]!]
-  else if (groups[0] === 0x2002) [high, low] = [groups[1]!, groups[2]!]
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) [high, low] = [g[6]!, g[7]!]
+  else if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) [high, low] = [g[6]!, g[7]!]
+  else if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) [high, low] = [g[6]!, g[7]!]
+  else if (g[0] === 0x2002) [high, low] = [g[1]!, g[2]!]
   else return null
   return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`
 }

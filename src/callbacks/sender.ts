@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { Agent } from 'undici'
-import { isStorableText } from '../domain/storable-text.ts'
+import { forwardTargetProblem } from '../domain/forward-target.ts'
 import { ForbiddenCallbackError, forbiddenAddressReason, guardedLookup, hostOf } from './address-guard.ts'
 
 /** What one POST to a callback URL came to. */
@@ -26,7 +26,6 @@ export interface CallbackSender {
 const EXCERPT_BYTES = 512
 /** Enough for a `{"forward_to": …}` answer; the rest of a larger answer is drained and ignored. */
 const READ_BYTES = 16 * 1024
-const MAX_FORWARD_TO = 2048
 
 class CallbackTimeoutError extends Error {
   override name = 'CallbackTimeoutError'
@@ -151,17 +150,14 @@ function excerptOf(text: string): string | null {
 }
 
 /**
- * A JSON answer's `forward_to`, when it is usable: an http(s) URL or a path relative to the page the widget
- * runs on (never `javascript:` or `data:`: the widget sends the user there), and text the database can
- * store (a NUL would fail the whole batch of recorded attempts).
+ * A JSON answer's `forward_to`, when it is usable (the same rule as at create, plus paths on the widget
+ * page's own site); anything else is ignored, the attempt still counts.
  */
 function forwardToOf(text: string): string | null {
   if (!text.trimStart().startsWith('{')) return null
   try {
     const value = (JSON.parse(text) as Record<string, unknown>).forward_to
-    if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_FORWARD_TO || !isStorableText(value)) return null
-    const { protocol } = new URL(value, 'https://relative.invalid')
-    return protocol === 'https:' || protocol === 'http:' ? value : null
+    return forwardTargetProblem(value, { paths: true }) === null ? (value as string) : null
   } catch {
     return null
   }

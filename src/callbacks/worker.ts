@@ -163,7 +163,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     if (classified.outcome === 'delivered' || classified.outcome === 'accepted') return
     const fields = {
       delivery: delivery.id, tracking: delivery.trackingId, attempt: delivery.attempts + 1, outcome: classified.outcome,
-      status: result.statusCode, error: result.error ?? undefined, ms: result.durationMs,
+      host: hostKey(delivery.tracking.callback), status: result.statusCode, error: withoutCallbackPath(result.error, delivery.tracking.callback),
+      ms: result.durationMs,
       next: classified.next.state === 'due' ? classified.next.at.toISOString() : classified.next.state,
     }
     if (classified.next.state === 'dead') logger.warn(fields, 'callback delivery dead')
@@ -248,5 +249,20 @@ function hostKey(callback: string | null): string {
     return callback ? new URL(callback).host : ''
   } catch {
     return ''
+  }
+}
+
+/**
+ * An attempt's error for the log: the callback's host is operator information and stays, its path and
+ * query (which may carry a token of the integrator's) never reach a log line.
+ */
+function withoutCallbackPath(error: string | null, callback: string | null): string | undefined {
+  if (error === null) return undefined
+  if (!callback) return error
+  try {
+    const url = new URL(callback)
+    return error.replaceAll(callback, url.origin).replaceAll(url.href, url.origin)
+  } catch {
+    return error
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import type { Config } from '../config/config.ts'
@@ -21,7 +22,8 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
   const config: Config = {
     ...base,
     dataDir: base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev'),
-    adminToken: base.adminToken ?? 'dev-admin-token',
+    // A fresh random token on each start, printed below: a fixed one would be known to everyone.
+    adminToken: base.adminToken ?? randomBytes(24).toString('base64url'),
     allowPrivateCallbacks: true,
     chains: { ...base.chains, ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 } },
   }

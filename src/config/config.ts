@@ -20,8 +20,12 @@ export interface Config {
   signingKey: string | null
   trackingTimeoutSec: number
   callbackTimeoutSec: number
+  /** Seconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
+  requestTimeoutSec: number
   allowPrivateCallbacks: boolean
   rate: RateLimitConfig
+  /** Failed authentications one client address may make a minute; then 429 until the minute ends. */
+  authFailures: number
   logLevel: string
   priceCacheMs: number
   /** Name the statements run often on PostgreSQL (off behind a pooler that cannot keep them). */
@@ -107,16 +111,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     dataDir: resolve(str('PAYWATCH_DATA_DIR', 'dataDir') ?? './data'),
     redisUrl,
-    adminToken: str('PAYWATCH_ADMIN_TOKEN', 'adminToken'),
+    adminToken: adminTokenOf(str('PAYWATCH_ADMIN_TOKEN', 'adminToken'), pick('PAYWATCH_ADMIN_TOKEN', 'adminToken')?.name),
     signingKey,
     trackingTimeoutSec: int('PAYWATCH_TRACKING_TIMEOUT', 'trackingTimeout', 86400, 1, 365 * 86400),
     callbackTimeoutSec: int('PAYWATCH_CALLBACK_TIMEOUT', 'callbackTimeout', 10, 1, 600),
+    requestTimeoutSec: int('PAYWATCH_REQUEST_TIMEOUT', 'requestTimeout', 30, 1, 3600),
     allowPrivateCallbacks: bool('PAYWATCH_ALLOW_PRIVATE_CALLBACKS', 'allowPrivateCallbacks', false),
     rate: {
       rps: int('PAYWATCH_RATE_RPS', 'rateRps', 10, 1, 1_000_000),
       parallel: int('PAYWATCH_RATE_PARALLEL', 'rateParallel', 10, 1, 1_000_000),
       daily: int('PAYWATCH_RATE_DAILY', 'rateDaily', 14400, 1, 1_000_000_000),
     },
+    authFailures: int('PAYWATCH_AUTH_FAILURES', 'authFailures', 100, 1, 1_000_000),
     logLevel,
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
@@ -130,6 +136,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const unknown = Object.keys(file).filter((key) => !fileKeys.has(key))
   if (unknown.length > 0) throw new ConfigError(`${unknown[0]} (config file) is not a Paywatch setting`)
   return config
+}
+
+/** The admin token opens everything: one short enough to guess is refused at start. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32
+
+function adminTokenOf(value: string | null, name = 'PAYWATCH_ADMIN_TOKEN'): string | null {
+  if (value !== null && value.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(`${name} must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), got ${value.length}`)
+  }
+  return value
 }
 
 /** A PEM private key; `\n` escapes are accepted because a PEM is often put on one line of an env file. */
@@ -172,7 +188,8 @@ function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, C
     }
     for (const [name, raw] of Object.entries(fromFile as Source)) {
       if (!chainNamePattern.test(name)) throw new ConfigError(`chains.${name} (config file): chain names are lower-case words`)
-      chains[name] = mergeChain(name, chains[name], raw)
+      // Own properties only: `constructor` is on every object but is no built-in chain.
+      chains[name] = mergeChain(name, Object.hasOwn(chains, name) ? chains[name] : undefined, raw)
     }
   }
   const envNames = new Set<string>()

@@ -2,13 +2,16 @@
 export const APP_SCOPES = ['payments.shopify.read', 'checkouts.shopify.read'] as const
 export type AppScope = (typeof APP_SCOPES)[number]
 
-/** Other names accepted for a scope: interface.md section 5 also names `payments.read`. */
-const SYNONYMS: Record<string, AppScope> = { 'payments.read': 'payments.shopify.read' }
+/**
+ * Other names accepted for a scope (the interface also names `payments.read`). A Map, not an object
+ * literal: a lookup must not find inherited names such as `constructor` or `__proto__`.
+ */
+const SYNONYMS = new Map<string, AppScope>([['payments.read', 'payments.shopify.read']])
 
-export const ACCEPTED_SCOPE_NAMES: readonly string[] = [...APP_SCOPES, ...Object.keys(SYNONYMS)]
+export const ACCEPTED_SCOPE_NAMES: readonly string[] = [...APP_SCOPES, ...SYNONYMS.keys()]
 
 const canonical = (name: string): AppScope | undefined =>
-  (APP_SCOPES as readonly string[]).includes(name) ? (name as AppScope) : SYNONYMS[name]
+  (APP_SCOPES as readonly string[]).includes(name) ? (name as AppScope) : SYNONYMS.get(name)
 
 /** Reads the `scopes` of a grant: a non-empty list of accepted scope names, kept as given, without repeats. */
 export function parseScopes(list: unknown): { ok: true; scopes: string[] } | { ok: false; message: string } {

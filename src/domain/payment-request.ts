@@ -1,6 +1,7 @@
 import { isAddress } from 'viem'
 import { AmountError, canonicalDecimal } from './amount.ts'
 import { FieldErrors } from './field-errors.ts'
+import { forwardTargetProblem } from './forward-target.ts'
 import type { Commitment, Shape } from './tracking.ts'
 
 export const MAX_PAYLOAD_BYTES = 8 * 1024
@@ -70,7 +71,7 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     confirmations: 1,
     integrationId: read.string('integration_id', { pattern: /^.{1,128}$/s, hint: 'an integration id' }),
     payload: read.payload('payload'),
-    forwardTo: read.url('forward_to', false),
+    forwardTo: read.forwardTo('forward_to'),
     forwardOnFailure: read.boolean('forward_on_failure') ?? true,
     feeAmount: read.decimal('fee_amount', false),
     feeReceiver: read.address('fee_receiver', false),
@@ -190,6 +191,14 @@ export class Reader {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return this.fail(key, 'must use http or https')
     return v
+  }
+
+  /** The same rule as a callback answer's `forward_to`, but only absolute URLs: there is no page yet to be relative to. */
+  forwardTo(key: string): string | null {
+    const v = this.present(key, false)
+    if (v === undefined) return null
+    const problem = forwardTargetProblem(v, { paths: false })
+    return problem ? this.fail(key, problem) : (v as string)
   }
 
   oneOf(key: string, allowed: string[]): string | null {

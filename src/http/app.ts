@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { Socket } from 'node:net'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
@@ -11,6 +12,7 @@ import type { TrackingEvents } from '../payments/events.ts'
 import type { Db } from '../store/database.ts'
 import { apiVersionOf } from './api-version.ts'
 import type { ApiKeyAuth } from './auth.ts'
+import type { AuthThrottle } from './auth-throttle.ts'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
 import { installJsonBodyParser, installUrlGuard } from './input-guard.ts'
 import type { RateLimits } from './rate-limit.ts'
@@ -27,6 +29,7 @@ export interface AppDeps {
   events: TrackingEvents
   auth: ApiKeyAuth
   rateLimits: RateLimits
+  authThrottle: AuthThrottle
   chainReadiness: () => Promise<ChainReadiness[]>
   referenceChecks?: ReferenceCheck[]
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
@@ -38,25 +41,38 @@ export interface AppDeps {
 
 /** The HTTP API, ready for `inject()` or `listen()`. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const requestTimeoutMs = deps.common.config.requestTimeoutSec * 1000
+  const routeWords = new Set<string>()
   const app = Fastify({
-    loggerInstance: httpLogger(deps.common.logger) as FastifyBaseLogger,
+    loggerInstance: httpLogger(deps.common.logger, routeWords) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     // Per-request lines only when debugging: at thousands of requests a second they are the bottleneck.
     logController: new LogController({ disableRequestLogging: !['debug', 'trace'].includes(deps.common.config.logLevel) }),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // A request (headers and body) must arrive within this time, or it is answered 408 and the connection
+    // closed: a client trickling bytes would otherwise hold a socket, and the shutdown, for ever.
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: requestTimeoutMs, connectionsCheckingInterval: checkEveryMs(requestTimeoutMs) } as object,
     routerOptions: { maxParamLength: 500 },
     ajv: { customOptions: { allErrors: true, coerceTypes: false } },
     // Malformed URLs and over-long path parameters are answered before routing: as problems too.
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   })
+  collectRouteWords(app, routeWords)
   installErrorHandling(app)
+  // Before every route's own authentication: an address over its failed attempts is refused unread.
+  app.addHook('onRequest', async (request) => deps.authThrottle.check(request))
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode === 401) await deps.authThrottle.failed(request)
+  })
   // JSON only: every other content type is a 415.
   app.removeAllContentTypeParsers()
   installJsonBodyParser(app, BODY_LIMIT)
   installUrlGuard(app)
   installHttpMetrics(app, deps.common)
+  closeSlowSendersOnClose(app)
 
   await app.register(swagger, {
     openapi: {
@@ -76,7 +92,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
   await app.register(adminRoutes, {
-    db: deps.db, clock: deps.common.clock, adminToken: deps.common.config.adminToken, onKeyRevoked: deps.auth.forgetKey,
+    db: deps.db, clock: deps.common.clock, adminToken: deps.common.config.adminToken,
+    onKeyRevoked: deps.auth.forgetKey, onKeyCreated: deps.auth.forgetUnknown,
   })
   for (const plugin of deps.publicPlugins ?? []) await app.register(plugin)
 
@@ -87,7 +104,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       apiVersionOf(request)
       const admitted = await deps.rateLimits.admit(caller.keyId)
       reply.headers(admitted.headers)
-      inFlight.set(request, admitted.done)
+    })
+    api.addHook('preValidation', async (request) => {
+      const release = await deps.rateLimits.occupy(request.caller!.keyId)
+      // The client may have gone while the slot was being taken: onRequestAbort has run already.
+      if (request.raw.destroyed) release()
+      else inFlight.set(request, release)
     })
     // The parallel slot is freed when the answer is sent or the client goes away.
     const release = async (request: FastifyRequest) => {
@@ -105,21 +127,71 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app
 }
 
-/** Request logs without secrets: the secret_id in a payment path is cut to its first characters. */
-function httpLogger(logger: Logger): Logger {
+/**
+ * On close, connections that are still sending a request (headers or body) are cut off: the server
+ * waits for requests in progress, and a client trickling bytes would hold the shutdown up to the
+ * request time-out. Requests that have fully arrived are answered; WebSockets close their own way.
+ */
+function closeSlowSendersOnClose(app: FastifyInstance): void {
+  const sockets = new Set<Socket>()
+  const busy = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => {
+      sockets.delete(socket)
+      busy.delete(socket)
+    })
+  })
+  app.addHook('onRequest', async (request, reply) => {
+    const { raw } = request
+    const markBusy = () => busy.add(raw.socket)
+    if (raw.complete || request.headers.upgrade) markBusy()
+    else raw.once('end', markBusy)
+    if (!request.headers.upgrade) reply.raw.once('finish', () => busy.delete(raw.socket))
+  })
+  app.addHook('preClose', async () => {
+    for (const socket of sockets) if (!busy.has(socket)) socket.destroy()
+  })
+}
+
+/** How often Node looks for requests over their time: often enough that the limit holds to about a second. */
+const checkEveryMs = (timeoutMs: number): number => Math.max(100, Math.min(1000, timeoutMs / 4))
+
+/**
+ * Request logs without secrets: only the literal words of the API's routes are logged as they are; every
+ * other path segment (a secret_id, an id, anything a client typed) is cut to its first characters,
+ * whatever the path's form (`//v2/payments/…`, a route that does not exist, percent-encoded).
+ */
+function httpLogger(logger: Logger, routeWords: Set<string>): Logger {
   return logger.child({}, {
     serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url) }),
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url, routeWords) }),
     },
   })
 }
 
-export function maskSecrets(url: string): string {
+export function maskSecrets(url: string, routeWords: ReadonlySet<string>): string {
   const queryAt = url.indexOf('?')
   const path = queryAt < 0 ? url : url.slice(0, queryAt)
-  // Query values are not logged at all: a client may put anything there, secrets included.
-  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${pair.split('=')[0]}=…`).join('&')}`
-  return path.replace(/^(\/v2\/payments\/)(?!release\b|shopify\/)([^/?]{4})[^/?]*/, '$1$2…') + query
+  // Query values are not logged at all, names only when they look like one (`after`, `secret_id`):
+  // a client may put anything there, secrets included.
+  const name = (pair: string) => {
+    const text = pair.split('=')[0]!
+    return /^[a-z_]{1,32}$/.test(text) ? text : `${text.slice(0, 4)}…`
+  }
+  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${name(pair)}=…`).join('&')}`
+  const masked = path.split(/(?=[/\\])/).map((part) => {
+    const word = part.replace(/^[/\\]/, '')
+    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${word.slice(0, 4)}…`
+  })
+  return masked.join('') + query
+}
+
+/** The literal path segments of every route (`v2`, `payments`, `deliveries`, …), as routes are added. */
+function collectRouteWords(app: FastifyInstance, words: Set<string>): void {
+  app.addHook('onRoute', (route) => {
+    for (const word of route.url.split('/')) if (word !== '' && !word.includes(':') && !word.includes('*')) words.add(word)
+  })
 }
 
 function installHttpMetrics(app: FastifyInstance, common: Common): void {

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../common.ts'
 import type { Db } from '../store/database.ts'
 import { authenticateApiKey } from '../store/api-keys.ts'
+import { hashSecret } from '../store/ids.ts'
 import { HttpProblem } from './problem.ts'
 
 export interface Caller {
@@ -17,22 +18,36 @@ declare module 'fastify' {
 
 const CACHE_MS = 5_000
 const CACHE_MAX = 10_000
+/** Unknown keys are remembered longer: a key is random, so one unknown now is unknown for ever, unless created here (forgotten at once) or by another process (this long at most). */
+const UNKNOWN_MS = 60_000
+const UNKNOWN_MAX = 10_000
 
 /**
  * API key authentication with a short in-memory cache, so that a busy key costs one lookup every few
  * seconds. Revocation through this process clears the cache at once; on other nodes it takes
- * effect within CACHE_MS.
+ * effect within CACHE_MS. Unknown keys are remembered by hash (not in clear), so that a client
+ * repeating a wrong key costs no database lookup each time.
  */
 export function createApiKeyAuth(db: Db, clock: Clock) {
-  const cache = new Map<string, { caller: Caller | undefined; until: number }>()
+  const cache = new Map<string, { caller: Caller; until: number }>()
+  const unknown = new Map<string, number>()
 
   async function lookup(key: string): Promise<Caller | undefined> {
     const now = clock().getTime()
     const hit = cache.get(key)
     if (hit && hit.until > now) return hit.caller
+    const hash = hashSecret(key).toString('hex')
+    const unknownUntil = unknown.get(hash)
+    if (unknownUntil !== undefined && unknownUntil > now) return undefined
     const caller = await authenticateApiKey(db, key)
-    if (cache.size >= CACHE_MAX) cache.clear()
-    cache.set(key, { caller, until: now + CACHE_MS })
+    if (caller) {
+      if (cache.size >= CACHE_MAX) cache.clear()
+      cache.set(key, { caller, until: now + CACHE_MS })
+    } else {
+      unknown.delete(hash) // re-inserted last: the map is evicted oldest first
+      if (unknown.size >= UNKNOWN_MAX) unknown.delete(unknown.keys().next().value!)
+      unknown.set(hash, now + UNKNOWN_MS)
+    }
     return caller
   }
 
@@ -47,7 +62,11 @@ export function createApiKeyAuth(db: Db, clock: Clock) {
       return caller
     },
     forgetKey(keyId: string): void {
-      for (const [key, entry] of cache) if (entry.caller?.keyId === keyId) cache.delete(key)
+      for (const [key, entry] of cache) if (entry.caller.keyId === keyId) cache.delete(key)
+    },
+    /** A key just created must work at once, even if a client tried it before. */
+    forgetUnknown(key: string): void {
+      unknown.delete(hashSecret(key).toString('hex'))
     },
   }
 }

@@ -52,16 +52,23 @@ export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequ
   void sendProblem(reply, known ? new HttpProblem(known[0], known[1], known[2]) : new HttpProblem(400, 'BAD_REQUEST', 'the request cannot be routed'))
 }
 
-/** Requests Node's HTTP parser refuses (bad framing, headers too large): a problem, then the connection closes. */
+/**
+ * Requests Node's HTTP server refuses (bad framing, headers too large, not complete within the request
+ * time-out): a problem, then the connection closes.
+ */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) {
     socket.destroy()
     return
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-  const status = tooLarge ? 431 : 400
-  const body = JSON.stringify(problemBody(new HttpProblem(status, tooLarge ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST',
-    tooLarge ? 'the request headers are too large' : 'the HTTP request is malformed')))
-  socket.end(`HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nconnection: close\r\n` +
+  const [status, reason, code, detail] = error.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'Request Header Fields Too Large', 'HEADERS_TOO_LARGE', 'the request headers are too large']
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'REQUEST_TIMEOUT', 'the request did not arrive in time; send it again']
+      : [400, 'Bad Request', 'BAD_REQUEST', 'the HTTP request is malformed']
+  const body = JSON.stringify(problemBody(new HttpProblem(status, code, detail)))
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\n` +
     `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+  // A client that reads nothing must not keep the socket half-open.
+  setTimeout(() => socket.destroy(), 1000).unref()
 }

@@ -23,7 +23,7 @@ export class HttpProblem extends Error {
 
 const titles: Record<number, string> = {
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 409: 'Conflict', 413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
+  406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
   426: 'Upgrade Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
 }
 

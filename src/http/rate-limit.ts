@@ -6,8 +6,6 @@ import { HttpProblem } from './problem.ts'
 
 export interface RateDecision {
   headers: Record<string, string>
-  /** Call when the request is finished, to free its parallel slot. */
-  done(): void
 }
 
 /**
@@ -40,7 +38,7 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
   }
 
   return {
-    /** Takes one request from the key's budgets or throws a 429 problem. */
+    /** Takes one request from the key's per-second and daily budgets or throws a 429 problem. */
     async admit(keyId: string): Promise<RateDecision> {
       let second: RateLimiterRes
       try {
@@ -56,6 +54,16 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
         if (res instanceof RateLimiterRes) throw refuse('requests per day', config.daily, res)
         throw res
       }
+      // The headers describe the budget closest to running out, so a client sees the daily one ending.
+      const tighter = day.remainingPoints < second.remainingPoints ? headers(config.daily, day) : headers(config.rps, second)
+      return { headers: tighter }
+    },
+    /**
+     * Takes one of the key's parallel slots or throws a 429 problem; returns the function that frees it.
+     * Taken once the request has fully arrived: a client still sending its body is not work in flight, and
+     * a slow sender must not keep the key's other requests out.
+     */
+    async occupy(keyId: string): Promise<() => void> {
       const release = await inFlight.acquire(keyId)
       if (!release) {
         throw new HttpProblem(429, 'RATE_LIMITED', `over the limit of ${config.parallel} parallel requests for this API key`, {
@@ -63,9 +71,7 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
           headers: { 'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1' },
         })
       }
-      // The headers describe the budget closest to running out, so a client sees the daily one ending.
-      const tighter = day.remainingPoints < second.remainingPoints ? headers(config.daily, day) : headers(config.rps, second)
-      return { headers: tighter, done: release }
+      return release
     },
   }
 }

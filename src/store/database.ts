@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
 import { createPGlitePool } from './pglite-pool.ts'
@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   poolSize?: number
   /** PostgreSQL: prepare the statements run often (default true). */
   preparedStatements?: boolean
+  /** Sees the SQL of every query (tests count them). */
+  onQuery?: (sql: string) => void
 }
 
 /** Opens PostgreSQL when a URL is configured, else the embedded PGlite database in the data folder. */
@@ -33,7 +35,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on('error', () => {})
     const dialectPool = options.preparedStatements === false ? pool : createPreparedPool(pool)
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: dialectPool }), log: queryLog(options) })
     return { db, kind: 'postgres', url: options.databaseUrl, close: () => db.destroy() }
   }
   let dataPath = options.dataDir
@@ -42,6 +44,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     dataPath = join(options.dataDir, 'pglite')
   }
   const pglite = await PGlite.create(dataPath)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }), log: queryLog(options) })
   return { db, kind: 'pglite', url: null, close: () => db.destroy() }
 }
+
+const queryLog = (options: DatabaseOptions): KyselyConfig['log'] =>
+  options.onQuery ? (event) => options.onQuery!(event.query.sql) : undefined

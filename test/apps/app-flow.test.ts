@@ -144,6 +144,11 @@ test('admin: apps and grants validate their input', async () => {
     const body = assertProblem(await grant(scopes, extra), 400, 'VALIDATION_FAILED')
     assert.ok(body.errors.length > 0, JSON.stringify(scopes))
   }
+  // Names every plain object inherits are not scopes.
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    const body = assertProblem(await grant([name]), 400, 'VALIDATION_FAILED')
+    assert.equal(body.errors[0].path, 'scopes', name)
+  }
   const missingAccount = await service.admin({ method: 'POST', url: `/admin/apps/${appId}/grants`, payload: { scopes: ['payments.read'] } })
   assert.equal(assertProblem(missingAccount, 400, 'VALIDATION_FAILED').errors[0].path, 'account_id')
   assertProblem(await service.admin({ method: 'POST', url: `/admin/apps/${appId}/grants`, payload: { account_id: 'nobody', scopes: ['payments.read'] } }), 404, 'NOT_FOUND')

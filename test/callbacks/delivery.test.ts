@@ -100,7 +100,11 @@ test('202: accepted, release waits; a JSON forward_to replaces the record\'s', a
 })
 
 test('a forward_to that is not an http(s) URL or path, or holds a NUL, is ignored; the attempt is recorded', async () => {
-  for (const answer of ['{"forward_to":"javascript:alert(1)"}', '{"forward_to":"https://shop.example/\\u0000x"}', '{"forward_to":"data:text/html,hi"}']) {
+  const answers = ['{"forward_to":"javascript:alert(1)"}', '{"forward_to":"https://shop.example/\\u0000x"}', '{"forward_to":"data:text/html,hi"}',
+    // Refused at create too: these lead the browser to another site although they look like paths.
+    '{"forward_to":"//evil.example/x"}', '{"forward_to":"/\\\\evil.example/x"}', '{"forward_to":"/\\t/evil.example/x"}',
+    '{"forward_to":"https:evil.example/x"}', '{"forward_to":" /x"}']
+  for (const answer of answers) {
     const r = await receiver(() => ({ status: 200, body: answer, headers: { 'content-type': 'application/json' } }))
     const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb`, forwardTo: 'https://shop.example/kept' })
     await r.waitFor(1)

@@ -12,13 +12,18 @@ test('forbidden address ranges', () => {
     '169.254.1.1', '100.64.0.1', '100.127.255.254', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::',
     'fe80::1', 'fc00::1', 'fd12:3456::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1',
     '2002:c0a8:0101::1', 'ff02::1',
+    // IPv6 forms that embed a forbidden IPv4 address: IPv4-compatible, SIIT, NAT64 and 6to4.
+    '::127.0.0.1', '::7f00:1', '::10.0.0.1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe',
+    '64:ff9b::127.0.0.1', '64:ff9b::192.168.1.1', '2002:7f00:1::1', '2002:a00:1:ffff::1',
+    // The rest of the special-purpose registry: IETF protocol assignments, documentation, segment routing, dummy prefix.
+    '2001:2::1', '2001:10::1', '2001:20::1', '2001:1::1', '3fff::1', '3fff:fff::1', '5f00::1', '100:0:0:1::1',
   ]
   for (const address of forbidden) assert.ok(forbiddenAddressReason(address), `${address} is forbidden`)
   assert.equal(forbiddenAddressReason('169.254.169.254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('fd00:ec2::254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('168.63.129.16'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('100.64.0.1'), 'carrier-grade NAT')
-  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8', '168.63.129.17']) {
+  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8', '168.63.129.17', '2002:808:808::1', '2001:4860::8888', '2a00:1450::1']) {
     assert.equal(forbiddenAddressReason(address), null, `${address} is public`)
   }
 })
@@ -83,7 +88,9 @@ test('POST /v2/payments refuses callbacks to private, loopback, link-local and m
   const refused = [
     'http://127.0.0.1:3000/cb', 'http://localhost/cb', 'http://[::1]/cb', 'http://10.0.0.5/cb', 'http://192.168.0.10/cb',
     'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://100.64.1.1/cb', 'http://[fe80::1]/cb',
-    'http://[::ffff:127.0.0.1]/cb',
+    'http://[::ffff:127.0.0.1]/cb', `http://[::127.0.0.1]:${new URL(receiver.url).port}/`,
+    `http://[::ffff:0:127.0.0.1]:${new URL(receiver.url).port}/`, 'http://[64:ff9b::10.0.0.1]/cb', 'http://[2002:c0a8:101::1]/cb',
+    'http://[::ffff:0:a9fe:a9fe]/latest/meta-data',
   ]
   for (const [i, callback] of refused.entries()) {
     const res = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: paymentBody(i, callback) })

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startAnvil } from '../support/anvil.ts'
 import { freePort, waitUntil } from '../support/ports.ts'
+import { trickle, type Trickle } from '../support/trickle.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const node = join(root, 'node_modules', '.bin', 'node')
@@ -47,6 +48,26 @@ test('serve: SIGTERM delivered twice (group signal plus a launcher passing it on
   assert.doesNotMatch(output, /again; exiting without finishing/)
   assert.match(output, /"msg":"stopped"/, 'the shutdown ran to its end')
 })
+
+// A client trickling a request body kept the HTTP server from closing: the stop ran into its 20 s limit (exit 1).
+test('serve: SIGTERM while clients trickle a request body and request headers exits 0', async () => {
+  const port = await freePort()
+  const slow: Trickle[] = []
+  try {
+    const env = { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port), PAYWATCH_ADMIN_TOKEN: TOKEN }
+    const output = await stopBySignal(['serve'], env, port, 'SIGTERM', async () => {
+      slow.push(await trickle(port, `POST /admin/accounts HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${TOKEN}\r\n` +
+        'content-type: application/json\r\ncontent-length: 60000\r\n\r\n{"name":"'))
+      slow.push(await trickle(port, 'GET /healthz HTTP/1.1\r\nhost: localhost\r\n', { drip: 'x-slow: y\r\n' }))
+      await new Promise((resolve) => setTimeout(resolve, 500)) // the requests are being read
+    })
+    assert.doesNotMatch(output, /did not finish|still open after shutdown/)
+    for (const s of slow) await s.closed
+  } finally {
+    for (const s of slow) s.stop()
+  }
+})
+const TOKEN = 'stop-signals-admin-token-0123456789abcdef'
 
 // The follower's stop awaited viem's eth_unsubscribe, which never settles once the WebSocket is down.
 test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0', async () => {

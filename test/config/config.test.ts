@@ -66,7 +66,7 @@ describe('environment values', () => {
   test('each setting is read', () => {
     const config = loadConfig({
       PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@db:5432/pw', PAYWATCH_DATA_DIR: '/var/lib/pw',
-      REDIS_URL: 'redis://cache:6379', PAYWATCH_ADMIN_TOKEN: 's3cret-admin-token', PAYWATCH_TRACKING_TIMEOUT: '600',
+      REDIS_URL: 'redis://cache:6379', PAYWATCH_ADMIN_TOKEN: 's3cret-admin-token-0123456789abcdef', PAYWATCH_TRACKING_TIMEOUT: '600',
       PAYWATCH_CALLBACK_TIMEOUT: '3', PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true', PAYWATCH_RATE_RPS: '5',
       PAYWATCH_RATE_PARALLEL: '2', PAYWATCH_RATE_DAILY: '100', PAYWATCH_PREPARED_STATEMENTS: 'false',
       PAYWATCH_RPC_ETHEREUM: 'https://a.example, https://b.example', PAYWATCH_RPC_BSC: 'wss://bsc.example/ws',
@@ -76,7 +76,7 @@ describe('environment values', () => {
     assert.equal(config.databaseUrl, 'postgres://u@db:5432/pw')
     assert.equal(config.dataDir, '/var/lib/pw')
     assert.equal(config.redisUrl, 'redis://cache:6379')
-    assert.equal(config.adminToken, 's3cret-admin-token')
+    assert.equal(config.adminToken, 's3cret-admin-token-0123456789abcdef')
     assert.equal(config.trackingTimeoutSec, 600)
     assert.equal(config.callbackTimeoutSec, 3)
     assert.equal(config.allowPrivateCallbacks, true)
@@ -133,7 +133,7 @@ describe('config file', () => {
   test('settings in camelCase and chains merged over the built-in ones', () => {
     const config = loadConfig({
       PAYWATCH_CONFIG: configFile({
-        port: 4000, adminToken: 'from-file', rateRps: 20, allowPrivateCallbacks: true, trackingTimeout: 120,
+        port: 4000, adminToken: 'from-file-0123456789abcdef0123456789', rateRps: 20, allowPrivateCallbacks: true, trackingTimeout: 120,
         chains: {
           ethereum: { rpc: ['http://127.0.0.1:8545'], chainId: 31337, tokens: ['0x5fbdb2315678afecb367f032d93f642f64180aa3'], finalityDepth: 2 },
           devnet: { rpc: ['http://127.0.0.1:9545'], chainId: 1337, nativeSymbol: 'DEV' },
@@ -141,7 +141,7 @@ describe('config file', () => {
       }),
     })
     assert.equal(config.port, 4000)
-    assert.equal(config.adminToken, 'from-file')
+    assert.equal(config.adminToken, 'from-file-0123456789abcdef0123456789')
     assert.equal(config.rate.rps, 20)
     assert.equal(config.rate.parallel, 10)
     assert.equal(config.allowPrivateCallbacks, true)
@@ -186,6 +186,7 @@ describe('config file', () => {
     ['not an object', [1, 2], 'PAYWATCH_CONFIG'],
     ['a bad value names the setting', { port: 'x' }, 'port (config file)'],
     ['a wrong type', { adminToken: 5 }, 'adminToken (config file)'],
+    ['an admin token shorter than 32 characters', { adminToken: 'change-me' }, 'adminToken (config file)'],
     ['an unknown setting', { rateRPS: 5 }, 'rateRPS'],
     ['chains not an object', { chains: [] }, 'chains'],
     ['a chain not an object', { chains: { ethereum: 'x' } }, 'chains.ethereum'],
@@ -196,8 +197,18 @@ describe('config file', () => {
     ['a chain address invalid', { chains: { ethereum: { tokens: ['0x12'] } } }, 'chains.ethereum'],
     ['a chain number invalid', { chains: { ethereum: { chainId: -1 } } }, 'chains.ethereum'],
     ['an unknown chain field', { chains: { ethereum: { rpcs: ['http://a.example'] } } }, 'chains.ethereum.rpcs'],
+    // Not taken for a built-in chain because every object has such a property.
+    ['a new chain named like an object property', { chains: { constructor: { rpc: ['http://a.example'] } } }, 'chains.constructor'],
   ]
   for (const [name, content, variable] of bad) {
     test(`refused: ${name}`, () => assertRefused({ PAYWATCH_CONFIG: configFile(content) }, variable))
   }
+})
+
+describe('admin token', () => {
+  test('a token shorter than 32 characters stops the start with one line naming PAYWATCH_ADMIN_TOKEN', () => {
+    assertRefused({ PAYWATCH_ADMIN_TOKEN: 'change-me' }, 'PAYWATCH_ADMIN_TOKEN')
+    assertRefused({ PAYWATCH_ADMIN_TOKEN: 'x'.repeat(31) }, /PAYWATCH_ADMIN_TOKEN must be at least 32 characters/)
+    assert.equal(loadConfig({ PAYWATCH_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken, 'x'.repeat(32))
+  })
 })

@@ -206,6 +206,11 @@ describe('logs', () => {
     assert.equal((await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secret}?x=${secret}` })).statusCode, 200)
     await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: `{"secret_id":"${secret}",`, headers: { 'content-type': 'application/json' } })
     await service.api(`${apiKey}-wrong`, { method: 'GET', url: `/v2/payments/${secret}` })
+    // Paths that are not the canonical route's (404s) are logged without the secret as well.
+    for (const url of [`//v2/payments/${secret}/deliveries`, `/v2//payments/${secret}`, `/v2/payments/${secret}/nope`,
+      `/V2/payments/${secret}`, `/v2/payment/${secret}`, `/v2/payments/%2F${secret}`, `/x/${secret}?${secret}=${secret}`]) {
+      await service.api(apiKey, { method: 'GET', url })
+    }
     const key = (await service.admin({ method: 'POST', url: `/admin/accounts/${(await service.newAccount('logs')).accountId}/api-keys` })).json<{ key: string }>().key
     secrets.add(key)
     const failed = await service.api(apiKey, { method: 'GET', url: '/test/boom' })

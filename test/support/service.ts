@@ -8,7 +8,7 @@ import { createService, type Service, type ServiceOptions } from '../../src/serv
 import { dropDatabase, createFreshDatabaseUrl } from './database.ts'
 import { seedEmbeddedDataDir } from './pglite-template.ts'
 
-export const ADMIN_TOKEN = 'test-admin-token'
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef'
 
 export interface TestService extends Service {
   config: Config
@@ -39,6 +39,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
+    // Inject() requests all come from 127.0.0.1 and a shared Redis outlives one test: the tests of the
+    // failed-authentication throttle set their own limit and client addresses.
+    PAYWATCH_AUTH_FAILURES: '1000000',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   }

@@ -12,6 +12,7 @@ export interface AdminRoutesDeps {
   clock: Clock
   adminToken: string | null
   onKeyRevoked: (keyId: string) => void
+  onKeyCreated: (key: string) => void
 }
 
 /** Checks `Authorization: Bearer $PAYWATCH_ADMIN_TOKEN`; without a configured token the admin API does not exist. */
@@ -70,6 +71,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
   }, async (request, reply) => {
     await requireAccount(deps.db, request.params.id)
     const created = await createApiKey(deps.db, request.params.id)
+    deps.onKeyCreated(created.key)
     return reply.code(201).send({ id: created.id, key: created.key })
   })
 

@@ -1,0 +1,63 @@
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import type { FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
+import { HttpProblem } from './problem.ts'
+
+const WINDOW_SEC = 60
+/** Addresses with a recent failure on this node, the only ones whose counter is read before a request. */
+const SUSPECTS_MAX = 100_000
+
+/**
+ * Failed authentication per client address: at most `limit` failures (a 401 to a request that carried an
+ * API key, access token or admin token) a minute; beyond that the address gets 429 for every credentialed
+ * request until the minute ends, before any key is looked up, so guessing keys costs no database work.
+ * Counted in Redis when there is one (the failures on all nodes add up), else in memory.
+ *
+ * Only an address that failed recently on this node has its counter read before a request: the requests of
+ * clients that authenticate properly cost nothing extra, not even a Redis round trip.
+ */
+export function createAuthThrottle(limit: number, redis?: Redis) {
+  const failures: RateLimiterAbstract = redis
+    ? new RateLimiterRedis({
+        storeClient: redis, points: limit, duration: WINDOW_SEC, keyPrefix: 'paywatch:authfail', useRedisPackage: false,
+        rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points: limit, duration: WINDOW_SEC, keyPrefix: 'authfail' }),
+      })
+    : new RateLimiterMemory({ points: limit, duration: WINDOW_SEC, keyPrefix: 'authfail' })
+  const suspects = new Map<string, number>()
+
+  const tooMany = (msBeforeNext: number): HttpProblem => {
+    const retry = Math.max(1, Math.ceil(msBeforeNext / 1000))
+    return new HttpProblem(429, 'RATE_LIMITED', `too many failed authentications from this address; retry in ${retry} s`, {
+      headers: { 'retry-after': String(retry), 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry) },
+    })
+  }
+
+  return {
+    /** Throws a 429 problem when the request's address is over its failures. */
+    async check(request: FastifyRequest): Promise<void> {
+      if (!carriesCredentials(request)) return
+      const until = suspects.get(request.ip)
+      if (until === undefined) return
+      if (until < Date.now()) {
+        suspects.delete(request.ip)
+        return
+      }
+      const state = await failures.get(request.ip).catch(() => null)
+      if (state && state.consumedPoints >= limit) throw tooMany(state.msBeforeNext)
+    },
+    /** Counts a 401 answer to a request that carried credentials. */
+    async failed(request: FastifyRequest): Promise<void> {
+      if (!carriesCredentials(request)) return
+      suspects.delete(request.ip) // re-inserted last: the map is evicted oldest first
+      if (suspects.size >= SUSPECTS_MAX) suspects.delete(suspects.keys().next().value!)
+      suspects.set(request.ip, Date.now() + WINDOW_SEC * 1000)
+      await failures.consume(request.ip).catch(() => {}) // over the limit already: nothing more to count
+    },
+  }
+}
+
+export type AuthThrottle = ReturnType<typeof createAuthThrottle>
+
+/** A request without any credential is answered 401 without a lookup: it is not a guess. */
+const carriesCredentials = (request: FastifyRequest): boolean =>
+  request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined
