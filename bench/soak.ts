@@ -1,7 +1,7 @@
 // npm run bench:soak — the service's memory under sustained load. The service runs in its own process
 // (bench/api-server.ts with chain engine and callback workers, the V8 flags of `npm start`) on
 // PostgreSQL (DATABASE_URL; without it the embedded database) with a real Anvil mining a block a second.
-// 25,000 pending trackings are created through the API first; then, for BENCH_SECONDS (default 240;
+// 25,000 pending trackings are seeded first (on PostgreSQL in bulk, copies of one created through the API); then, for BENCH_SECONDS (default 240;
 // or the first argument), ~100 creates/s, ~300 reads/s (each of another record, so each freshly signed)
 // and ~8 payments/s paid on Anvil that complete and call back a local receiver. Every BENCH_SAMPLE
 // seconds (default 5) the service's RSS (/proc), heap used/total, external and arrayBuffers (its
@@ -9,7 +9,7 @@
 // /proc smaps_rollup follow. Target: RSS ≤ 250 MB at that load.
 // Options (environment): BENCH_PENDING (default 25000), BENCH_CREATES / BENCH_READS / BENCH_PAYMENTS
 // (per second), BENCH_NODE_FLAGS (extra node flags of the service, e.g. `--max-semi-space-size=4` to
-// replace npm start's, or `--heapsnapshot-signal=SIGUSR2`); MALLOC_ARENA_MAX, UV_THREADPOOL_SIZE and
+// replace npm start's); BENCH_HEAP_SNAPSHOT=<file> writes a heap snapshot of the service at the end; MALLOC_ARENA_MAX, UV_THREADPOOL_SIZE and
 // PAYWATCH_* are passed on to the service. Every request goes to 127.0.0.1 and the run ends by itself.
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -18,6 +18,7 @@ import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import pg from 'pg'
 import type { HeapInfo, HeapSpaceInfo } from 'node:v8'
 import { startAnvil } from '../test/support/anvil.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../test/support/database.ts'
@@ -39,7 +40,9 @@ const ADMIN_TOKEN = randomBytes(16).toString('hex')
 const MB = 2 ** 20
 
 interface Usage { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number }
-interface Sample { at: number; phase: string; rss: Rss; usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; pending: number }
+interface Sample { at: number; phase: string; rss: Rss; usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; gc: Gc; pending: number }
+/** Garbage collections since the service started and their main-thread time. */
+interface Gc { count: number; ms: number }
 /** The process's resident memory (/proc/<pid>/status): anonymous (heaps, malloc) and file-backed (the node binary). */
 interface Rss { total: number; anon: number; file: number }
 
@@ -103,7 +106,7 @@ async function main(): Promise<void> {
 
   const samples: Sample[] = []
   const sample = async (phase: string, at: number) => {
-    const memory = await new Promise<{ usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo }>((resolve) => {
+    const memory = await new Promise<{ usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; gc: Gc }>((resolve) => {
       service.once('message', resolve)
       service.send('memory')
     })
@@ -113,11 +116,19 @@ async function main(): Promise<void> {
       `external ${mb(s.usage.external)}  arrayBuffers ${mb(s.usage.arrayBuffers)}  (MB)`)
   }
 
-  // --- seeding: the pending trackings, 32 creates at a time ------------------------------------------------
+  // --- seeding: the pending trackings. On PostgreSQL copies of one created through the API, inserted in
+  // bulk (seconds, and the service does not see them coming); embedded, the API at 32 creates at a time.
   const seedStart = performance.now()
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (serial < PENDING) await createPending()
-  }))
+  if (databaseUrl) {
+    await createPending()
+    await copyTracking(databaseUrl, secrets[0]!, PENDING - 1)
+    for (let i = 2; i <= PENDING; i++) secrets.push(`soak-${i}`)
+    serial = PENDING
+  } else {
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (serial < PENDING) await createPending()
+    }))
+  }
   console.log(`seeded ${secrets.length.toLocaleString('en')} pending in ${((performance.now() - seedStart) / 1000).toFixed(0)} s`)
   // The seeding ran flat out, harder than the soak: a pause in which V8's memory reducer (after 8 s of
   // little allocation) can give back what only the seeding needed, as for a service that got there slowly.
@@ -198,6 +209,13 @@ async function main(): Promise<void> {
   while (receiver.completed() < receiver.expected.size && performance.now() < settle) await new Promise((resolve) => setTimeout(resolve, 200))
   await sample('end', (performance.now() - start) / 1000)
   const smaps = readFileSync(`/proc/${service.pid}/smaps_rollup`, 'utf8')
+  if (process.env.BENCH_HEAP_SNAPSHOT) {
+    const { written } = await new Promise<{ written: string }>((resolve) => {
+      service.once('message', resolve)
+      service.send({ snapshot: process.env.BENCH_HEAP_SNAPSHOT })
+    })
+    console.log(`heap snapshot of the service: ${written}`)
+  }
   const threads = readFileSync(`/proc/${service.pid}/status`, 'utf8').match(/^Threads:\s+(\d+)/m)?.[1]
 
   // --- report ----------------------------------------------------------------------------------------------
@@ -208,12 +226,14 @@ async function main(): Promise<void> {
   console.log()
   // Resident V8 heap (total_physical_size) out of the anonymous RSS; the rest of it is native: malloc
   // (Buffers, OpenSSL, pg/undici/libuv), thread stacks, V8's own allocations and compiled code.
-  console.log('| t s | phase | trackings | RSS MB | anon MB | file MB | V8 heap resident MB | heap used MB | heap total MB | new space MB | old space MB | external MB | arrayBuffers MB | native (anon − V8 heap) MB |')
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-  for (const s of samples) {
+  console.log('| t s | phase | trackings | RSS MB | anon MB | file MB | V8 heap resident MB | heap used MB | heap total MB | new space MB | old space MB | external MB | arrayBuffers MB | native (anon − V8 heap) MB | GC ms/s |')
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  for (const [i, s] of samples.entries()) {
+    const before = samples[i - 1]
+    const gcLoad = before && s.at > before.at ? ((s.gc.ms - before.gc.ms) / (s.at - before.at)).toFixed(0) : ''
     const space = (name: string) => mb(s.spaces.find((x) => x.space_name === name)?.space_size ?? 0)
     console.log(`| ${Math.round(s.at)} | ${s.phase} | ${s.pending} | ${mb(s.rss.total)} | ${mb(s.rss.anon)} | ${mb(s.rss.file)} | ${mb(s.heap.total_physical_size)} | ${mb(s.usage.heapUsed)} | ${mb(s.usage.heapTotal)} | ` +
-      `${space('new_space')} | ${space('old_space')} | ${mb(s.usage.external)} | ${mb(s.usage.arrayBuffers)} | ${mb(s.rss.anon - s.heap.total_physical_size)} |`)
+      `${space('new_space')} | ${space('old_space')} | ${mb(s.usage.external)} | ${mb(s.usage.arrayBuffers)} | ${mb(s.rss.anon - s.heap.total_physical_size)} | ${gcLoad} |`)
   }
   const soakSamples = samples.filter((s) => s.phase === 'soak' || s.phase === 'end')
   const peak = soakSamples.reduce((a, b) => (b.rss.total > a.rss.total ? b : a))
@@ -221,8 +241,35 @@ async function main(): Promise<void> {
   const heapFloor = Math.min(...soakSamples.map((s) => s.usage.heapUsed))
   console.log()
   console.log(`RSS: seeded ${mb(samples[0]!.rss.total)} MB, start ${mb(samples[1]!.rss.total)} MB, peak ${mb(peak.rss.total)} MB (at ${Math.round(peak.at)} s), final ${mb(final.rss.total)} MB (target ≤ 250 MB) ${peak.rss.total <= 250 * MB ? 'OK' : 'ABOVE'}`)
+  const soakGc = { count: final.gc.count - samples[1]!.gc.count, ms: final.gc.ms - samples[1]!.gc.ms }
+  console.log(`garbage collection during the soak: ${soakGc.count} collections, ${(soakGc.ms / (final.at - samples[1]!.at)).toFixed(1)} ms of main-thread time per second`)
   console.log(`heap used: floor ${mb(heapFloor)} MB, peak ${mb(Math.max(...soakSamples.map((s) => s.usage.heapUsed)))} MB, final ${mb(final.usage.heapUsed)} MB; threads ${threads}`)
   console.log(`service smaps_rollup: ${smaps.split('\n').filter((line) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(line)).map((line) => line.replace(/\s+/g, ' ')).join(', ')}`)
+}
+
+/**
+ * `count` copies of the tracking `secret`, as pending trackings of other senders: secret ids
+ * soak-2, soak-3, …; every other column as the API wrote it.
+ */
+async function copyTracking(databaseUrl: string, secret: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'trackings' AND table_schema = current_schema() ORDER BY ordinal_position`)
+    const varied: Record<string, string> = {
+      id: 'gen_random_uuid()::text', secret_id: `'soak-' || (g + 1)`, nonce: 'g + 1',
+      sender: `'0x' || substr(md5('s' || g), 1, 32) || substr(md5('t' || g), 1, 8)`,
+      receiver: `'0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8)`,
+    }
+    const columns = rows.map((row) => row.name)
+    const select = columns.map((name) => varied[name] ?? `t.${name}`)
+    await client.query(`INSERT INTO trackings (${columns.join(', ')}) SELECT ${select.join(', ')}
+      FROM trackings t, generate_series(1, $2::int) AS g WHERE t.secret_id = $1`, [secret, count])
+    await client.query('ANALYZE trackings')
+  } finally {
+    await client.end()
+  }
 }
 
 /** The callback receiver: answers 200 at once and notes which registered payments completed. */
@@ -262,9 +309,15 @@ function residentOf(pid: number): Rss {
 }
 const mb = (bytes: number) => (bytes / MB).toFixed(0)
 
+let finishing: Promise<void> | undefined
+/** Stops the service and Anvil and drops the scratch database, once (also on Ctrl-C). */
+const finish = () => (finishing ??= (async () => {
+  await stopChildren(children)
+  for (const fn of cleanups.reverse()) await fn()
+})())
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void finish().finally(() => process.exit(130)))
 try {
   await main()
 } finally {
-  await stopChildren(children)
-  for (const fn of cleanups.reverse()) await fn()
+  await finish()
 }
