@@ -1,12 +1,31 @@
-// The service as `paywatch serve` assembles it, for bench/api.ts: configured from the environment,
-// listening on PORT. Chain followers and callback workers stay off unless BENCH_BACKGROUND=true: the
-// benchmark measures the HTTP API and its database work, not the engine's reaction to each create.
+// The service as `paywatch serve` assembles it, for bench/api.ts and bench/soak.ts: configured from the
+// environment, listening on PORT. Chain followers and callback workers stay off unless --background:
+// bench:api measures the HTTP API and its database work, not the engine's reaction to each create.
+import { PerformanceObserver } from 'node:perf_hooks'
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8'
+import { limitHeapGrowth } from '../src/cli/heap-growth.ts'
 import { loadConfig } from '../src/config/config.ts'
 import { createService } from '../src/service.ts'
 
+limitHeapGrowth()
 const service = await createService(loadConfig(), { background: process.argv.includes('--background') })
 const address = await service.listen()
 console.log(JSON.stringify({ listening: address }))
 process.on('SIGTERM', () => {
   void service.close().then(() => process.exit(0))
 })
+// Started with an IPC channel (bench:soak): the memory figures only the process itself can read, and
+// the time spent in garbage collection (main-thread pauses) since start.
+if (process.send) {
+  const gc = { count: 0, ms: 0 }
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.count++
+      gc.ms += entry.duration
+    }
+  }).observe({ entryTypes: ['gc'] })
+  process.on('message', (message) => {
+    if (message === 'memory') process.send!({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics(), heap: getHeapStatistics(), gc })
+    if (typeof message === 'object' && message && 'snapshot' in message) process.send!({ written: writeHeapSnapshot(String(message.snapshot)) })
+  })
+}

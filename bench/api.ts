@@ -13,7 +13,7 @@
 // profile of the service there, BENCH_ONLY=create to stop after the creates, BENCH_CALLBACK=<url> to use another callback URL,
 // PAYWATCH_PREPARED_STATEMENTS=false to measure the service without prepared statements, BENCH_NODE_FLAGS
 // for extra node flags of the service (e.g. `--perf-basic-prof` for `perf record -p`).
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -26,6 +26,7 @@ import { generateRsaKeyPair, parseRsaPrivateKey } from '../src/callbacks/signer.
 import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 import { rawSigningRate } from './raw-signing.ts'
 import { freePort } from '../test/support/ports.ts'
+import { createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 interface Histogram { average: number; p50: number; p99: number; max: number }
 interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
@@ -34,7 +35,6 @@ type Autocannon = (options: { url: string; connections: number; duration: number
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 
 const root = fileURLToPath(new URL('../', import.meta.url))
-const node = process.execPath
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -61,9 +61,9 @@ async function main(): Promise<void> {
     PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
     PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
     ...(process.env.PAYWATCH_PREPARED_STATEMENTS ? { PAYWATCH_PREPARED_STATEMENTS: process.env.PAYWATCH_PREPARED_STATEMENTS } : {}),
-  })
-  const bareUrl = await startChild('bare', [join(root, 'bench', 'bare-server.ts')], { DATABASE_URL: databaseUrl, PORT: String(barePort) })
-  const apiKey = await createKey(serviceUrl)
+  }, children)
+  const bareUrl = await startChild('bare', [join(root, 'bench', 'bare-server.ts')], { DATABASE_URL: databaseUrl, PORT: String(barePort) }, children)
+  const { key: apiKey } = await createAccountKey(serviceUrl, ADMIN_TOKEN)
 
   const run = randomBytes(4).toString('hex')
   // An IP literal: a host name costs a DNS lookup per create (the SSRF guard); BENCH_CALLBACK to measure that.
@@ -208,42 +208,8 @@ async function createDatabase(): Promise<string> {
   return url.toString()
 }
 
-/** Starts a server script and resolves with its URL once it printed {"listening": …}. */
-function startChild(name: string, args: string[], env: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(child)
-    let output = ''
-    const onData = (chunk: Buffer) => {
-      output += chunk
-      const line = output.split('\n').find((l) => l.startsWith('{"listening"'))
-      if (line) resolve((JSON.parse(line) as { listening: string }).listening)
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk
-      if (process.env.BENCH_VERBOSE) process.stderr.write(chunk)
-    })
-    child.on('exit', (code) => reject(new Error(`${name} server exited (${code}): ${output}`)))
-  })
-}
-
-async function createKey(serviceUrl: string): Promise<string> {
-  const headers = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }
-  const account = await (await fetch(`${serviceUrl}/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json() as { id: string }
-  const key = await (await fetch(`${serviceUrl}/admin/accounts/${account.id}/api-keys`, { method: 'POST', headers, body: '{}' })).json() as { key: string }
-  return key.key
-}
-
-
 async function cleanup(): Promise<void> {
-  await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.removeAllListeners('exit')
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-    setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
-  })))
+  await stopChildren(children)
   for (const fn of cleanups.reverse()) await fn()
 }
 

@@ -1,9 +1,11 @@
 import type { Config } from '../config/config.ts'
 import { createService } from '../service.ts'
+import { limitHeapGrowth } from './heap-growth.ts'
 import { onStopSignals } from './stop-signals.ts'
 
 /** Runs until SIGTERM or SIGINT, then shuts down in order: HTTP, background work, database. */
 export async function serve(config: Config): Promise<void> {
+  limitHeapGrowth()
   // Signals are handled from the start: one arriving while the service starts stops it once started.
   const starting = createService(config)
   const stopping = onStopSignals(async (signal) => {
