@@ -1,5 +1,6 @@
-// The judge's table (decisions.md section 3): one row per case, rows of the spec in order, then
-// the edges (exact/over payment, fees, replacements, canonicity, confirmations and finality).
+// The judge's table (README, "How payments are judged"): one row per case, rows in order, then
+// the edges (exact/over payment, fees, replacements, canonicity, confirmations and finality, and a
+// failure waiting for the same commitment as a success).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import {
