@@ -57,8 +57,15 @@ export interface Evidence {
   position: ChainPosition
 }
 
+/** The transaction that fails a payment, and why: the verdict once it reaches the commitment. */
+export interface Failing {
+  reason: FailedReason
+  transaction: string
+}
+
 export type Judgement =
-  | { status: 'pending'; confirmations: { required: number; passed: number } }
+  /** `failing`: the judged transaction fails the payment, but has not reached the commitment yet. */
+  | { status: 'pending'; confirmations: { required: number; passed: number }; failing?: Failing }
   | { status: 'success'; transaction: string }
   | { status: 'failed'; reason: FailedReason; transaction: string }
 
@@ -110,23 +117,24 @@ export function paymentMismatch(expectation: Expectation, transfers: readonly Tr
 }
 
 /**
- * Confirmation progress of a paying transaction. `confirmed`: the inclusion block is the first
- * confirmation, so passed = head − inclusion + 1 and success once passed ≥ confirmations.
- * `finalized`: success once the inclusion block is at or below the finalized block; while waiting,
- * required = head − finalized + 1 (the chain's current finality lag counted the same way, so the
- * block finalizes exactly when passed would reach required) and passed = head − inclusion + 1,
- * capped below required (a finalized tag that lags irregularly must not show "3 of 3" while pending).
- * A block that is no longer canonical has passed nothing.
+ * Whether the judged transaction (paying or failing) reached the commitment, else its pending
+ * progress. `confirmed`: the inclusion block is the first confirmation, so passed = head −
+ * inclusion + 1 and the verdict stands once passed ≥ confirmations. `finalized`: once the inclusion
+ * block is at or below the finalized block; while waiting, required = head − finalized + 1 (the
+ * chain's current finality lag counted the same way, so the block finalizes exactly when passed
+ * would reach required) and passed = head − inclusion + 1, capped below required (a finalized tag
+ * that lags irregularly must not show "3 of 3" while pending). A block that is no longer canonical
+ * has passed nothing.
  */
-function progress(expectation: Expectation, tx: MinedTransaction, position: ChainPosition): Judgement {
+function commitment(expectation: Expectation, tx: MinedTransaction, position: ChainPosition): 'reached' | Pending {
   const depth = position.head - tx.blockNumber + 1n
   const passed = position.canonical && depth > 0n ? depth : 0n
   const required = requiredConfirmations(expectation, position)
   if (expectation.commitment === 'finalized') {
-    if (position.canonical && tx.blockNumber <= position.finalized) return { status: 'success', transaction: tx.hash }
+    if (position.canonical && tx.blockNumber <= position.finalized) return 'reached'
     return pending(required, passed < required ? passed : required - 1n)
   }
-  if (position.canonical && passed >= required) return { status: 'success', transaction: tx.hash }
+  if (position.canonical && passed >= required) return 'reached'
   return pending(required, passed)
 }
 
@@ -136,37 +144,58 @@ function requiredConfirmations(expectation: Expectation, position: ChainPosition
   return lag > 1n ? lag : 1n
 }
 
-function pending(required: bigint, passed: bigint): Judgement {
+type Pending = Extract<Judgement, { status: 'pending' }>
+
+function pending(required: bigint, passed: bigint): Pending {
   return { status: 'pending', confirmations: { required: Number(required), passed: Number(passed) } }
 }
 
 const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
 /**
- * Judges a payment (decisions.md section 3, "How a payment is judged"), rows in order. Pure: the
+ * Judges a payment (README, "How payments are judged"), rows in order. Pure: the
  * engine gathers the evidence, this decides. The judged transaction is the one that consumed
  * (sender, nonce): `consumer`, or `given` itself when it carries the right sender and nonce (being
  * mined, it consumed that nonce). A different consumer than the given transaction is a replacement:
  * judged in its place; if it pays, success names its hash, if not the result is
  * `TRANSACTION_MISMATCH` (the record keeps the given hash, see `recordedTransaction`).
+ *
+ * Either verdict waits for the commitment of the transaction it rests on (its confirmations, or
+ * finality, and a canonical block): until then the payment is pending, with that transaction's
+ * progress, and a failing one is named in `failing`. A reorg before the commitment therefore
+ * judges whatever replaces the transaction, never a verdict already given.
  */
 export function judge(expectation: Expectation, evidence: Evidence): Judgement {
-  const { given, position } = evidence
-  if (given) {
-    if (!same(given.from, expectation.sender)) return failed('SENDER_MISMATCH', given)
-    if (given.nonce !== expectation.nonce) return failed('NONCE_MISMATCH', given)
+  const { position } = evidence
+  const verdict = decide(expectation, evidence)
+  if (!verdict) return pending(requiredConfirmations(expectation, position), 0n)
+  const reached = commitment(expectation, verdict.tx, position)
+  if (reached !== 'reached') {
+    return verdict.reason ? { ...reached, failing: { reason: verdict.reason, transaction: verdict.tx.hash } } : reached
   }
-  const judged = evidence.consumer ?? given
-  if (!judged) return pending(requiredConfirmations(expectation, position), 0n)
-  if (judged.reverted) return failed('FAILED', judged)
-  const replaced = expectation.transaction !== null && !same(judged.hash, expectation.transaction)
-  const mismatch = paymentMismatch(expectation, judged.transfers)
-  if (mismatch) return failed(replaced ? 'TRANSACTION_MISMATCH' : mismatch, judged)
-  return progress(expectation, judged, position)
+  return verdict.reason
+    ? { status: 'failed', reason: verdict.reason, transaction: verdict.tx.hash }
+    : { status: 'success', transaction: verdict.tx.hash }
 }
 
-function failed(reason: FailedReason, tx: MinedTransaction): Judgement {
-  return { status: 'failed', reason, transaction: tx.hash }
+/**
+ * The transaction the verdict rests on, and the failed reason when it does not pay (null: it
+ * pays); null when nothing is mined yet. The engine records where this transaction was found, so
+ * that a reorg of its block drops the verdict in waiting.
+ */
+export function decide(expectation: Expectation, evidence: Omit<Evidence, 'position'>): { tx: MinedTransaction; reason: FailedReason | null } | null {
+  const { given } = evidence
+  if (given) {
+    if (!same(given.from, expectation.sender)) return { tx: given, reason: 'SENDER_MISMATCH' }
+    if (given.nonce !== expectation.nonce) return { tx: given, reason: 'NONCE_MISMATCH' }
+  }
+  const judged = evidence.consumer ?? given
+  if (!judged) return null
+  if (judged.reverted) return { tx: judged, reason: 'FAILED' }
+  const replaced = expectation.transaction !== null && !same(judged.hash, expectation.transaction)
+  const mismatch = paymentMismatch(expectation, judged.transfers)
+  if (mismatch) return { tx: judged, reason: replaced ? 'TRANSACTION_MISMATCH' : mismatch }
+  return { tx: judged, reason: null }
 }
 
 /**

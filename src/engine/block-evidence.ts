@@ -2,10 +2,10 @@ import type { Transaction, TransactionReceipt, Hash } from 'viem'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { isMethodUnavailable } from '../chain/errors.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import type { MinedTransaction } from '../domain/judge.ts'
+import { decide, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
-import { paysNative } from './expectation.ts'
+import { expectationOf, paysNative } from './expectation.ts'
 
 /** What one block says about one candidate tracking. */
 export type BlockFinding =
@@ -112,10 +112,24 @@ export async function readBlockEvidence(deps: BlockEvidenceDeps, block: FullBloc
       if (given) givenEvidence = given === consumer ? consumerEvidence : await read(given, native)
       else if (tracking.transaction) givenEvidence = await deps.evidence.fromHash(tracking.transaction, { native })
       match.evidence = { given: givenEvidence, consumer: consumerEvidence }
+      locateVerdict(match, tracking)
       return { kind: 'found', tracking, given: givenEvidence, consumer: consumerEvidence, match }
     } catch (error) {
       match.pendingHashes = { given: tracking.transaction, consumer: consumer?.hash.toLowerCase() ?? null }
       return { kind: 'unresolved', tracking, match, error }
     }
   }))
+}
+
+/**
+ * A named transaction from another sender (or with another nonce) decides the verdict even when
+ * it is mined in another block than the nonce's consumer: the match then points at its block, so
+ * that its confirmations are counted and a reorg of that block drops the verdict in waiting.
+ */
+function locateVerdict(match: TrackingMatch, tracking: Tracking): void {
+  const decided = match.evidence && decide(expectationOf(tracking), match.evidence)
+  if (!decided || decided.tx.blockHash.toLowerCase() === match.blockHash) return
+  match.blockNumber = decided.tx.blockNumber
+  match.blockHash = decided.tx.blockHash.toLowerCase()
+  match.transaction = decided.tx.hash.toLowerCase()
 }

@@ -15,6 +15,7 @@ import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import { createEngineMetrics } from './engine-metrics.ts'
 import { checkNewTracking, type FastPathDeps } from './fast-path.ts'
+import { createSuccessWatcher } from './success-watch.ts'
 import { sweepTimedOut } from './sweeper.ts'
 import { createVerdicts } from './verdicts.ts'
 
@@ -81,9 +82,10 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       ? postgresAdvisoryLock(deps.database.url, chain.name, { retryMs: options.lockRetryMs, logger })
       : singleProcessLock()
     let runner: ChainRunner | undefined
+    const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
+    const successes = createSuccessWatcher({ chain: chain.name, db, events: deps.events, logger, metrics, holds })
     const processor = createChainProcessor({
-      chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, metrics, logger, clock,
-      holds: (number, hash) => runner?.follower?.holds(number, hash),
+      chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, successes, metrics, logger, clock, holds,
       onBlockProcessed: options.onBlockProcessed,
     })
     runner = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })

@@ -11,6 +11,7 @@ import {
 import { readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { expectationOf, paysNative } from './expectation.ts'
+import type { SuccessWatcher } from './success-watch.ts'
 import type { Verdicts } from './verdicts.ts'
 
 export interface ChainProcessorDeps {
@@ -19,6 +20,8 @@ export interface ChainProcessorDeps {
   evidence: EvidenceReader
   receipts: ReceiptSource
   verdicts: Verdicts
+  /** Successes whose block is not final yet, checked on each block and reorg. */
+  successes: SuccessWatcher
   metrics: EngineMetrics
   logger: Logger
   clock: () => Date
@@ -125,15 +128,18 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
 
   const onBlock = async (block: FullBlock, finalized: bigint) => {
     const started = performance.now()
-    // Both reads at once: the block's candidates, and the trackings matched in earlier blocks.
-    const [candidates, matched] = await Promise.all([
+    // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
+    // successes whose block is not final yet.
+    const [candidates, matched, watched] = await Promise.all([
       findBlockCandidates(deps.db, deps.chain, block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash }))),
       findMatchedTrackings(deps.db, deps.chain),
+      deps.successes.read(),
     ])
     // The block's own candidates and the trackings matched earlier are distinct sets: judged together.
     const [, rejudged] = await settleAll([
       judgeCandidates(block, finalized, candidates),
       rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), matched),
+      deps.successes.check(watched, block, finalized),
     ] as const)
     const ms = performance.now() - started
     deps.metrics.blockProcessed(deps.chain, ms / 1000)
@@ -150,6 +156,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       case 'reorg': {
         const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
+        await deps.successes.reorg(event.ancestor)
         deps.metrics.reorg(deps.chain, event.removed.length)
         if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
         return

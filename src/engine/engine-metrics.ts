@@ -7,11 +7,14 @@ export interface EngineMetrics {
   blockProcessed(chain: string, seconds: number): void
   reorg(chain: string, depth: number): void
   completed(chain: string, status: string, reason: string | null): void
+  /** A success's paying transaction left the canonical chain before its block was final. */
+  revertedAfterSuccess(chain: string): void
 }
 
 /**
  * Per chain: head number and age, finalized block, blocks processed, processing time, reorgs,
- * completions; and pending trackings, counted from the database when scraped.
+ * completions, successes reverted by a reorg; and pending trackings, counted from the database
+ * when scraped.
  */
 export function createEngineMetrics(
   registry: Registry,
@@ -49,6 +52,11 @@ export function createEngineMetrics(
     name: 'paywatch_trackings_completed_total', help: 'Trackings completed by this node',
     labelNames: ['chain', 'status', 'reason'], registers: [registry],
   }))
+  const revertedAfterSuccess = once(registry, 'paywatch_reverted_after_success_total', () => new Counter({
+    name: 'paywatch_reverted_after_success_total',
+    help: 'Successful payments whose transaction left the canonical chain (a reorg deeper than their confirmations)',
+    labelNames: ['chain'], registers: [registry],
+  }))
   once(registry, 'paywatch_trackings_pending', () => new Gauge({
     name: 'paywatch_trackings_pending', help: 'Pending trackings per chain', labelNames: ['chain'], registers: [registry],
     async collect() {
@@ -77,5 +85,6 @@ export function createEngineMetrics(
       reorgDepth.inc({ chain }, depth)
     },
     completed: (chain, status, reason) => completions.inc({ chain, status, reason: reason ?? '' }),
+    revertedAfterSuccess: (chain) => revertedAfterSuccess.inc({ chain }),
   }
 }

@@ -25,8 +25,10 @@ export interface VerdictDeps {
 export interface Verdicts {
   /**
    * Acts on a judgement: pending → remember the match (re-judged on each block) and publish
-   * progress when it changed; success/failed → one transaction with the delivery row, then the
-   * `completed` event. `match` is where the judged transaction was found (null: nothing found).
+   * progress when it changed (a failing transaction waits for its confirmations the same way as a
+   * paying one); success/failed → once the match's block is confirmed canonical, one transaction
+   * with the delivery row (and the watch of a success's block), then the `completed` event.
+   * `match` is where the judged transaction was found (null: nothing found).
    */
   apply(tracking: Tracking, expectation: Expectation, judgement: Judgement, match: TrackingMatch | null, stored: boolean): Promise<void>
   /** The tracking's match was dropped (reorg): it is searched for again; progress falls back to 0. */
@@ -65,9 +67,15 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     return answer
   }
 
+  /** Success and failed alike: written only while the block the verdict rests on is canonical. */
   const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null, stored: boolean) => {
     const log = deps.logger.child({ chain: deps.chain, tracking: tracking.id, block: match?.blockNumber })
-    if (match && !(await isCanonical(match.blockNumber, match.blockHash))) {
+    if (!match) {
+      // Every verdict rests on a mined transaction: without its block there is nothing to re-check.
+      log.warn({ status: completion.status }, 'verdict without the block it rests on: not completing')
+      return
+    }
+    if (!(await isCanonical(match.blockNumber, match.blockHash))) {
       // The block was reorganized away after the window last saw it: the follower will notice
       // and the tracking is searched for again.
       log.info('inclusion block no longer canonical: not completing yet')
@@ -107,8 +115,13 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           if (match && !stored) await saveMatch(deps.db, match, deps.clock())
           if (match) progress(tracking, judgement.confirmations.required, judgement.confirmations.passed)
           return
-        case 'success':
-          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction }, match, stored)
+        case 'success': {
+          // A success by confirmations rests on a block the chain may still drop: watched until final.
+          const inclusion = match && expectation.commitment === 'confirmed'
+            ? { chain: deps.chain, blockNumber: match.blockNumber, blockHash: match.blockHash }
+            : undefined
+          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction, inclusion }, match, stored)
+        }
         case 'failed':
           return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored)
       }

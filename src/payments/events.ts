@@ -15,6 +15,21 @@ export interface TrackingEventMap {
   completed: [tracking: Tracking]
   /** The waiting user was released (callback answered 200, or POST /v2/payments/release). */
   released: [tracking: Tracking]
+  /**
+   * A successful tracking's paying transaction left the canonical chain: its block was replaced
+   * before it was final. The tracking stays `success` (final); this is the news of it, once per block.
+   */
+  reverted: [event: RevertedSuccess]
+}
+
+export interface RevertedSuccess {
+  /** The tracking as stored (still `success`). */
+  tracking: Tracking
+  /** The paying transaction, lower-case. */
+  transaction: string
+  /** The block it was in, which is no longer canonical. */
+  blockNumber: bigint
+  blockHash: string
 }
 
 export type TrackingEvents = EventEmitter<TrackingEventMap>

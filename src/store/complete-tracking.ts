@@ -2,16 +2,18 @@ import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
+import { insertSuccessWatch } from './success-watches.ts'
 import { rowToTracking } from './trackings.ts'
 
 export type Completion =
-  | { status: 'success'; transaction: string }
+  /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
+  | { status: 'success'; transaction: string; inclusion?: { chain: string; blockNumber: bigint; blockHash: string } }
   | { status: 'failed'; failedReason: FailedReason; transaction?: string | null }
 
 /**
- * The one way a tracking leaves `pending`: the status change and its callback delivery row are
- * written in one transaction, and only a pending tracking changes (final states are final).
- * Returns the completed tracking, or undefined when it was no longer pending.
+ * The one way a tracking leaves `pending`: the status change, its callback delivery row and the
+ * watch of a success's block are written in one transaction, and only a pending tracking changes
+ * (final states are final). Returns the completed tracking, or undefined when it was no longer pending.
  */
 export async function completeTracking(db: Db, id: string, completion: Completion, now: Date): Promise<Tracking | undefined> {
   return db.transaction().execute(async (trx) => {
@@ -44,6 +46,9 @@ export async function completeTracking(db: Db, id: string, completion: Completio
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow()
+    if (completion.status === 'success' && completion.inclusion) {
+      await insertSuccessWatch(trx, { trackingId: id, transaction: completion.transaction, ...completion.inclusion }, now)
+    }
     if (current.callback) {
       await trx.insertInto('deliveries').values({
         id: newId(), tracking_id: id, reason: 'completed', next_attempt_at: now, due_at: now, created_at: now, updated_at: now,

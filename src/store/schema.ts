@@ -163,6 +163,16 @@ export interface TrackingMatchesTable {
   created_at: Timestamp
 }
 
+/** Migration 0010: a success whose inclusion block is not final yet (watched for reorgs). */
+export interface SuccessWatchesTable {
+  tracking_id: string
+  chain: string
+  block_number: ColumnType<string, string | bigint, string | bigint>
+  block_hash: string
+  transaction: string
+  created_at: Timestamp
+}
+
 /**
  * The database as Kysely sees it. Later subsystems add their tables here next to their migration.
  */
@@ -179,5 +189,6 @@ export interface Database {
   deliveries: DeliveriesTable
   chain_blocks: ChainBlocksTable
   tracking_matches: TrackingMatchesTable
+  success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable
 }

@@ -260,6 +260,18 @@ test('pending until the required confirmations, the inclusion block being the fi
   assert.deepEqual(await judgeOnChain(exp, start), success(transactionHash))
 })
 
+test('a failing transaction waits for the same confirmations, naming the reason it will fail with', async () => {
+  const start = await head()
+  const receiver = fresh()
+  const { transactionHash } = await sendNative(anvil, alice, receiver, 999n)
+  const exp = await expectationOf(transactionHash, { receiver: lower(receiver), amount: 1000n, confirmations: 2 })
+  assert.deepEqual(await judgeOnChain(exp, start), {
+    status: 'pending', confirmations: { required: 2, passed: 1 }, failing: { reason: 'AMOUNT_MISMATCH', transaction: lower(transactionHash) },
+  })
+  await mine(anvil, 1)
+  assert.deepEqual(await judgeOnChain(exp, start), failed('AMOUNT_MISMATCH', transactionHash))
+})
+
 test('a trace (no transaction given) before the payment is pending, then succeeds', async () => {
   const start = await head()
   const receiver = fresh()

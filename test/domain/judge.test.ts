@@ -1,5 +1,6 @@
-// The judge's table (decisions.md section 3): one row per case, rows of the spec in order, then
-// the edges (exact/over payment, fees, replacements, canonicity, confirmations and finality).
+// The judge's table (README, "How payments are judged"): one row per case, rows in order, then
+// the edges (exact/over payment, fees, replacements, canonicity, confirmations and finality, and a
+// failure waiting for the same commitment as a success).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import {
@@ -46,6 +47,9 @@ const success = (transaction = GIVEN): Judgement => ({ status: 'success', transa
 const failed = (reason: FailedReason, transaction = GIVEN): Judgement =>
   ({ status: 'failed', reason, transaction })
 const pending = (required: number, passed: number): Judgement => ({ status: 'pending', confirmations: { required, passed } })
+/** Pending, and failing with `reason` once the transaction reaches the commitment. */
+const failing = (required: number, passed: number, reason: FailedReason, transaction = GIVEN): Judgement =>
+  ({ status: 'pending', confirmations: { required, passed }, failing: { reason, transaction } })
 
 const table: Array<[name: string, expectation: Expectation, evidence: Evidence, result: Judgement]> = [
   // rows of the spec, in order
@@ -140,8 +144,33 @@ const table: Array<[name: string, expectation: Expectation, evidence: Evidence, 
     mined({}, { head: 102n, finalized: 100n, canonical: false }), pending(3, 0)],
   ['finalized: nothing consumed yet', expectation({ commitment: 'finalized' }),
     { given: null, consumer: null, position: { head: 100n, finalized: 98n, canonical: false } }, pending(3, 0)],
-  ['finalized: a mismatch fails without waiting for finality', expectation({ commitment: 'finalized' }),
-    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 100n, finalized: 50n }), failed('AMOUNT_MISMATCH')],
+
+  // a failure waits for the same commitment as success (pending meanwhile, naming what it would fail with)
+  ['AMOUNT_MISMATCH with confirmations 3: pending at 1', expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 100n }), failing(3, 1, 'AMOUNT_MISMATCH')],
+  ['AMOUNT_MISMATCH with confirmations 3: pending at 2 (one block before the verdict)', expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 101n }), failing(3, 2, 'AMOUNT_MISMATCH')],
+  ['AMOUNT_MISMATCH with confirmations 3: failed at 3', expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 102n }), failed('AMOUNT_MISMATCH')],
+  ['a failing transaction whose block is not canonical: pending, nothing passed', expectation(),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { canonical: false }), failing(1, 0, 'AMOUNT_MISMATCH')],
+  ['a failing transaction with the head behind its block: pending', expectation(),
+    mined({ reverted: true, transfers: [] }, { head: 99n }), failing(1, 0, 'FAILED')],
+  ['SENDER_MISMATCH waits for the given transaction\'s confirmations', expectation({ confirmations: 2 }),
+    mined({ from: OTHER }), failing(2, 1, 'SENDER_MISMATCH')],
+  ['SENDER_MISMATCH counts from the given transaction\'s own block', expectation({ confirmations: 2 }),
+    { given: tx({ from: OTHER, blockNumber: 99n }), consumer: tx({ hash: REPLACEMENT }), position: { head: 100n, finalized: 90n, canonical: true } },
+    failed('SENDER_MISMATCH')],
+  ['TRANSACTION_MISMATCH waits for the replacement\'s confirmations', expectation({ confirmations: 2 }),
+    replacedBy({ transfers: [] }), failing(2, 1, 'TRANSACTION_MISMATCH', REPLACEMENT)],
+  ['finalized: a mismatch above the finalized block is pending', expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 100n, finalized: 98n }), failing(3, 1, 'AMOUNT_MISMATCH')],
+  ['finalized: a mismatch with an irregular tag never shows required as passed', expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 110n, finalized: 99n }), failing(12, 11, 'AMOUNT_MISMATCH')],
+  ['finalized: a mismatch at the finalized block fails', expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n }), failed('AMOUNT_MISMATCH')],
+  ['finalized: a mismatch below the finalized block but not canonical is pending', expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n, canonical: false }), failing(3, 0, 'AMOUNT_MISMATCH')],
 ]
 
 for (const [name, exp, evidence, result] of table) {
