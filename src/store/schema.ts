@@ -152,6 +152,16 @@ export interface ChainBlocksTable {
   timestamp: ColumnType<string, string | bigint, string | bigint>
 }
 
+/** Migration 0010: who follows a chain, until when, and the fencing token of that lead. */
+export interface ChainLeasesTable {
+  chain: string
+  holder: string
+  holder_pid: number | null
+  token: ColumnType<string, string | bigint, string | bigint>
+  acquired_at: Timestamp
+  expires_at: Timestamp
+}
+
 /** Migration 0002: a pending tracking whose transaction is mined, waiting for confirmations. */
 export interface TrackingMatchesTable {
   tracking_id: string
@@ -178,6 +188,7 @@ export interface Database {
   service_keys: ServiceKeysTable
   deliveries: DeliveriesTable
   chain_blocks: ChainBlocksTable
+  chain_leases: ChainLeasesTable
   tracking_matches: TrackingMatchesTable
   delivery_attempts: DeliveryAttemptsTable
 }
