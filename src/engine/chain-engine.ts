@@ -183,6 +183,10 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
 
   return {
     async start() {
+      // A graceful stop hands the chains over first, before the HTTP API and the rest wind down.
+      common.shutdown.signal.addEventListener('abort', () => {
+        for (const context of contexts.values()) void context.runner.resign()
+      }, { once: true })
       deps.events.on('tracked', onTracked)
       await leaseListener?.start()
       for (const context of contexts.values()) context.runner.start()

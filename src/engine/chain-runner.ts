@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import { createBlockFollower, type BlockFollower } from '../chain/block-follower.ts'
+import { createBlockFollower, type BlockFollower, type FollowerEvent } from '../chain/block-follower.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
 import { createHeadSignal } from '../chain/head-signal.ts'
-import type { FollowerEvent } from '../chain/block-follower.ts'
 import type { LeaderLock } from '../chain/leader-lock.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { LeadershipLostError, type WriteFence } from '../store/chain-leases.ts'
@@ -19,6 +18,8 @@ export interface ChainRunner {
   /** Runs `work` between two follower events (the fast path's final write). */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   start(): void
+  /** Stops taking the lead and hands the chain over now (the follower winds down in `stop`). */
+  resign(): Promise<void>
   stop(): Promise<void>
   /** Follows up to the RPC's head now (tests, benchmarks); false when this node does not follow. */
   syncNow(): Promise<boolean>
@@ -140,6 +141,13 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     }
   }
 
+  const resign = async () => {
+    stopController.abort()
+    // Handed over at once: a write still under way is refused by the fence, and the block it
+    // belonged to is processed again by the next leader.
+    await deps.lock.release()
+  }
+
   return {
     chain,
     get status() {
@@ -154,11 +162,9 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         if (status !== 'disabled') status = 'stopped'
       })
     },
+    resign,
     async stop() {
-      stopController.abort()
-      // Handed over at once: a write still under way is refused by the fence, and the block it
-      // belonged to is processed again by the next leader.
-      await deps.lock.release()
+      await resign()
       await loop
       await queue
     },
