@@ -9,7 +9,8 @@ import { parseEther } from 'viem'
 import { chainLease } from '../../src/chain/leader-lock.ts'
 import { acquireLease, findLease, LeadershipLostError } from '../../src/store/chain-leases.ts'
 import { deleteChainBlocksAbove, loadChainWindow, saveChainBlock } from '../../src/store/chain-blocks.ts'
-import { openDedicatedConnection, type Db } from '../../src/store/database.ts'
+import { openDatabase, openDedicatedConnection, type Db } from '../../src/store/database.ts'
+import { migrate } from '../../src/store/migrate.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, onPostgres } from '../support/database.ts'
 import type { TestService } from '../support/service.ts'
@@ -93,8 +94,9 @@ describe('chain lease on PostgreSQL', onPostgres, () => {
   let url: string
   before(async () => {
     url = (await createFreshDatabaseUrl())!
-    const database = await createTestDatabaseAt(url)
-    await database.destroy()
+    const database = await openDatabase({ databaseUrl: url, dataDir: 'memory://' })
+    await migrate(database.db)
+    await database.close()
   })
   after(async () => {
     if (url) await dropDatabase(url)
@@ -119,13 +121,6 @@ describe('chain lease on PostgreSQL', onPostgres, () => {
     await Promise.all([dbA.destroy(), dbB.destroy()])
   })
 })
-
-async function createTestDatabaseAt(url: string): Promise<Db> {
-  const { migrate } = await import('../../src/store/migrate.ts')
-  const db = openDedicatedConnection(url, 'migrate')
-  await migrate(db)
-  return db
-}
 
 describe('two services on one database', onPostgres, () => {
   let anvil: Anvil
