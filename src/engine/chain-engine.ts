@@ -84,7 +84,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
   const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
   const leaseListener = postgresUrl
     ? createPgListener({
-      url: postgresUrl, channel: LEASE_CHANNEL, logger,
+      url: postgresUrl, channel: LEASE_CHANNEL, logger, applicationName: 'paywatch-lease-listen',
       onNotification: (chain) => contexts.get(chain)?.lock.wake(),
       // Releases announced while the connection was down are gone: try every chain now.
       onReconnect: () => { for (const context of contexts.values()) context.lock.wake() },
