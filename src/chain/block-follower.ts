@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { ChainConfig } from '../config/chains.ts'
+import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteChainBlocksAbove, deleteChainBlocksBelow, loadChainWindow, saveChainBlock } from '../store/chain-blocks.ts'
 import type { BlockHeader, ChainReader, FullBlock } from './chain-reader.ts'
@@ -47,6 +48,8 @@ export interface FollowerDeps {
   now?: () => number
   /** Blocks kept below the finalized one before the stored window is pruned (amortizes the delete). */
   pruneSlack?: number
+  /** The lease this node follows the chain under: progress is written only while it holds. */
+  fence?: WriteFence
 }
 
 /**
@@ -83,7 +86,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint) => {
     await sink({ type: 'block', block, finalized: finalized < block.number ? finalized : block.number })
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
-    await saveChainBlock(db, chain.name, entry)
+    await saveChainBlock(db, chain.name, entry, deps.fence)
     win.push(entry)
     state.head = entry
   }
@@ -115,7 +118,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     if (restartAt !== undefined) win.clear()
     deps.logger.warn({ chain: chain.name, ancestor, depth: removed.length, block: from.number }, 'chain reorganized')
     await sink({ type: 'reorg', ancestor, removed })
-    await deleteChainBlocksAbove(db, chain.name, ancestor)
+    await deleteChainBlocksAbove(db, chain.name, ancestor, deps.fence)
     state.head = win.tip
   }
 
@@ -129,7 +132,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     win.pruneBelow(finalized)
     const oldest = win.oldest!.number
     if (oldest - storedOldest >= pruneSlack) {
-      await deleteChainBlocksBelow(db, chain.name, oldest)
+      await deleteChainBlocksBelow(db, chain.name, oldest, deps.fence)
       storedOldest = oldest
     }
   }

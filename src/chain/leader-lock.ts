@@ -1,125 +1,150 @@
-import { createHash } from 'node:crypto'
-import pg from 'pg'
 import type { Logger } from 'pino'
+import { acquireLease, releaseLease, renewLease, type WriteFence } from '../store/chain-leases.ts'
+import type { Db } from '../store/database.ts'
+
+/** This node leads the chain: `lost` aborts when the lead ends; every write is made under `fence`. */
+export interface Lead {
+  lost: AbortSignal
+  fence: WriteFence
+}
 
 /**
  * Leadership of one chain among the nodes sharing a database: exactly one node follows a chain.
- * `acquire` resolves once this node leads (or `signal` aborts); `lost` aborts when the lead is lost
- * (its connection died), so the follower stops before another node takes over.
+ * `acquire` resolves once this node leads (or `signal` aborts).
  */
 export interface LeaderLock {
-  acquire(signal: AbortSignal): Promise<{ lost: AbortSignal } | undefined>
+  acquire(signal: AbortSignal): Promise<Lead | undefined>
+  /** Gives the lead up (graceful stop, or after losing it) and tells the waiting nodes. */
   release(): Promise<void>
+  /** Another node released the chain: try to take it now rather than at the next poll. */
+  wake(): void
 }
 
-/** On the embedded database there is one process: it always leads. */
-export function singleProcessLock(): LeaderLock {
-  let controller: AbortController | undefined
-  return {
-    async acquire(signal) {
-      if (signal.aborted) return undefined
-      controller = new AbortController()
-      return { lost: controller.signal }
-    },
-    async release() {
-      controller?.abort()
-    },
-  }
-}
-
-/** A stable 64-bit advisory lock key per chain name (same on every node). */
-export function chainLockKey(chain: string): bigint {
-  return createHash('sha256').update(`paywatch:chain-follower:${chain}`).digest().readBigInt64BE(0)
-}
-
-export interface AdvisoryLockOptions {
-  /** How often a waiting node tries to take the lock: the takeover delay after a leader dies. */
+export interface ChainLeaseOptions {
+  /** Where the lease lives: a connection of its own on PostgreSQL (its backend pid marks the holder alive). */
+  db: Db
+  chain: string
+  /** This node's id, unique per process. */
+  holder: string
+  /** The database belongs to this process alone (embedded): a lease left by an earlier run is taken over at once. */
+  exclusive: boolean
+  /** Lease duration, counted by the database's clock from each renewal. */
+  ttlMs?: number
+  /** How often the leader renews. */
+  renewMs?: number
+  /** How often a standby node tries to take the lease. */
   retryMs?: number
-  /** How often the leader checks that its lock connection is alive. */
-  heartbeatMs?: number
+  /** NOTIFY channel told of a release (PostgreSQL). */
+  notifyChannel?: string
   logger?: Logger
+  /** Monotonic milliseconds (injected in tests). */
+  now?: () => number
+}
+
+export const DEFAULT_LEASE_TTL_MS = 10_000
+export const DEFAULT_LEASE_RENEW_MS = 2_000
+export const DEFAULT_LEASE_RETRY_MS = 1_000
+
+interface Held {
+  fence: WriteFence
+  controller: AbortController
+  timer: NodeJS.Timeout
+  /** Local time until which the lease surely holds: the last renewal's sending time plus the TTL. */
+  validUntil: number
+  renewing: boolean
 }
 
 /**
- * A PostgreSQL session advisory lock held on a dedicated connection (never a pooled one: the lock
- * lives as long as the session). When the leader's process dies, PostgreSQL drops its session and
- * the lock with it; a waiting node's next try (every `retryMs`) takes over. The leader checks its
- * connection every `heartbeatMs` so that a silently broken connection also ends its lead.
+ * A renewed lease per chain (see `store/chain-leases.ts`). The leader renews every `renewMs`; when a
+ * renewal finds the lease gone, or none succeeded for a whole TTL (the node froze, or lost the
+ * database), `lost` aborts and the runner goes back to standby. The writes themselves are fenced by
+ * the lease's token, so a node that has not noticed yet still cannot write after a take-over.
  */
-export function postgresAdvisoryLock(databaseUrl: string, chain: string, options: AdvisoryLockOptions = {}): LeaderLock {
-  const retryMs = options.retryMs ?? 2_000
-  const heartbeatMs = options.heartbeatMs ?? 5_000
-  const key = chainLockKey(chain).toString()
-  let client: pg.Client | undefined
-  let heartbeat: NodeJS.Timeout | undefined
-  let lostController: AbortController | undefined
+export function chainLease(options: ChainLeaseOptions): LeaderLock {
+  const { db, chain, holder } = options
+  const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS
+  const renewMs = options.renewMs ?? DEFAULT_LEASE_RENEW_MS
+  const retryMs = options.retryMs ?? DEFAULT_LEASE_RETRY_MS
+  const now = options.now ?? (() => performance.now())
+  const log = options.logger?.child({ chain })
+  let current: Held | undefined
+  let wakeUp: (() => void) | undefined
 
-  const drop = async () => {
-    clearInterval(heartbeat)
-    heartbeat = undefined
-    const held = client
-    client = undefined
-    lostController?.abort()
-    if (held) await held.end().catch(() => {})
+  const lose = (held: Held, reason: string) => {
+    if (current !== held) return
+    current = undefined
+    clearInterval(held.timer)
+    log?.warn({ token: held.fence.token }, `chain lease lost: ${reason}`)
+    held.controller.abort()
   }
 
-  const tryOnce = async (): Promise<boolean> => {
-    const candidate = new pg.Client({ connectionString: databaseUrl, keepAlive: true, application_name: `paywatch-follower-${chain}` })
-    // Only the connection holding the lock ends the lead when it fails.
-    candidate.on('error', () => {
-      if (client === candidate) void drop()
-    })
+  const renew = async (held: Held) => {
+    if (now() > held.validUntil) return lose(held, 'not renewed within its duration')
+    if (held.renewing) return
+    held.renewing = true
+    const sentAt = now()
     try {
-      await candidate.connect()
-      const result = await candidate.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key])
-      if (result.rows[0]?.locked) {
-        client = candidate
-        return true
-      }
+      const renewed = await renewLease(db, held.fence, ttlMs)
+      if (!renewed) return lose(held, 'expired or taken over by another node')
+      held.validUntil = sentAt + ttlMs
+      if (now() > held.validUntil) lose(held, 'renewed too late')
     } catch (error) {
-      options.logger?.warn({ err: error, chain }, 'could not try the chain follower lock')
+      log?.warn({ err: error }, 'could not renew the chain lease')
+      if (now() > held.validUntil) lose(held, 'not renewed within its duration')
+    } finally {
+      held.renewing = false
     }
-    await candidate.end().catch(() => {})
-    return false
   }
+
+  const waitForRetry = (signal: AbortSignal) => new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      wakeUp = undefined
+      resolve()
+    }
+    const timer = setTimeout(done, retryMs)
+    signal.addEventListener('abort', done, { once: true })
+    wakeUp = done
+  })
 
   return {
     async acquire(signal) {
       while (!signal.aborted) {
-        if (await tryOnce()) {
-          if (signal.aborted) {
-            await drop()
-            return undefined
-          }
-          lostController = new AbortController()
-          const held = client!
-          held.on('end', () => {
-            if (client === held) void drop()
-          })
-          heartbeat = setInterval(() => {
-            const lose = () => {
-              if (client === held) void drop()
+        const sentAt = now()
+        try {
+          const token = await acquireLease(db, chain, holder, { ttlMs, exclusive: options.exclusive })
+          if (token !== undefined) {
+            const fence = { chain, holder, token }
+            if (signal.aborted) {
+              await releaseLease(db, fence, options.notifyChannel).catch(() => {})
+              return undefined
             }
-            // A connection that stopped answering is as good as lost: PostgreSQL will free the lock.
-            const silent = setTimeout(lose, heartbeatMs * 2)
-            held.query('SELECT 1').then(() => clearTimeout(silent), () => {
-              clearTimeout(silent)
-              lose()
-            })
-          }, heartbeatMs)
-          heartbeat.unref()
-          return { lost: lostController.signal }
+            const held: Held = { fence, controller: new AbortController(), timer: undefined!, validUntil: sentAt + ttlMs, renewing: false }
+            held.timer = setInterval(() => void renew(held), renewMs)
+            held.timer.unref()
+            current = held
+            log?.info({ token }, 'chain lease acquired')
+            return { lost: held.controller.signal, fence }
+          }
+        } catch (error) {
+          log?.warn({ err: error }, 'could not try the chain lease')
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, retryMs)
-          signal.addEventListener('abort', () => {
-            clearTimeout(timer)
-            resolve()
-          }, { once: true })
-        })
+        await waitForRetry(signal)
       }
       return undefined
     },
-    release: drop,
+    async release() {
+      const held = current
+      if (!held) return
+      current = undefined
+      clearInterval(held.timer)
+      held.controller.abort()
+      await releaseLease(db, held.fence, options.notifyChannel)
+        .catch((error: unknown) => log?.warn({ err: error }, 'could not release the chain lease; it expires by itself'))
+    },
+    wake() {
+      wakeUp?.()
+    },
   }
 }

@@ -1,14 +1,17 @@
+import { hostname } from 'node:os'
+import { randomUUID } from 'node:crypto'
 import type { Common } from '../common.ts'
 import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
 import { NonRetryableChainError } from '../chain/errors.ts'
 import { createFinality } from '../chain/finality.ts'
-import { postgresAdvisoryLock, singleProcessLock } from '../chain/leader-lock.ts'
+import { chainLease, type LeaderLock } from '../chain/leader-lock.ts'
 import { createEvidenceReader } from '../chain/payment-evidence.ts'
 import type { ChainHandle, ChainRegistry } from '../chain/registry.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { ChainReadiness } from '../http/routes/health.ts'
 import type { TrackingEvents } from '../payments/events.ts'
-import type { DatabaseHandle } from '../store/database.ts'
+import { openDedicatedConnection, type DatabaseHandle } from '../store/database.ts'
+import { createPgListener } from '../store/pg-listener.ts'
 import { countPendingTrackings, findPendingTracking } from '../store/tracking-matches.ts'
 import { createReceiptSource } from './block-evidence.ts'
 import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
@@ -32,6 +35,9 @@ export interface ChainEngineOptions {
   sweepIntervalMs?: number
   /** How often a standby node tries to take a chain's lead (PostgreSQL). */
   lockRetryMs?: number
+  /** How long a chain's lease lasts without renewal, and how often its leader renews it. */
+  leaseTtlMs?: number
+  leaseRenewMs?: number
   /** Fast-path checks running at once. */
   fastPathConcurrency?: number
   /** Told after each processed block (benchmarks, diagnostics). */
@@ -51,10 +57,13 @@ export interface ChainEngine {
   runner(chain: string): ChainRunner | undefined
 }
 
+const LEASE_CHANNEL = 'paywatch_chain_lease'
+
 interface ChainContext {
   handle: ChainHandle
   reader: ChainReader
   runner: ChainRunner
+  lock: LeaderLock
   fastPath: FastPathDeps
 }
 
@@ -69,6 +78,19 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     now: clock, chains: deps.chains.all().map((c) => c.config.name), countPending: () => countPendingTrackings(db),
   })
   const contexts = new Map<string, ChainContext>()
+  // Leases: on PostgreSQL on a connection of their own, whose backend marks this node alive; a
+  // release is announced on a channel so that a standby node takes over at once.
+  const postgresUrl = deps.database.kind === 'postgres' ? deps.database.url : null
+  const leaseDb = postgresUrl ? openDedicatedConnection(postgresUrl, 'paywatch-lease') : db
+  const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+  const leaseListener = postgresUrl
+    ? createPgListener({
+      url: postgresUrl, channel: LEASE_CHANNEL, logger, applicationName: 'paywatch-lease-listen',
+      onNotification: (chain) => contexts.get(chain)?.lock.wake(),
+      // Releases announced while the connection was down are gone: try every chain now.
+      onReconnect: () => { for (const context of contexts.values()) context.lock.wake() },
+    })
+    : undefined
 
   for (const handle of deps.chains.all()) {
     const chain = handle.config
@@ -78,9 +100,11 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       chain: chain.name, db, events: deps.events, clock, logger, metrics,
       isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
     })
-    const lock = deps.database.kind === 'postgres' && deps.database.url
-      ? postgresAdvisoryLock(deps.database.url, chain.name, { retryMs: options.lockRetryMs, logger })
-      : singleProcessLock()
+    const lock = chainLease({
+      db: leaseDb, chain: chain.name, holder, exclusive: !postgresUrl, logger,
+      ttlMs: options.leaseTtlMs, renewMs: options.leaseRenewMs, retryMs: options.lockRetryMs,
+      notifyChannel: postgresUrl ? LEASE_CHANNEL : undefined,
+    })
     let runner: ChainRunner | undefined
     const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
     const successes = createSuccessWatcher({ chain: chain.name, db, events: deps.events, logger, metrics, holds })
@@ -91,7 +115,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     runner = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
     const current = runner
     contexts.set(chain.name, {
-      handle, reader, runner,
+      handle, reader, runner, lock,
       fastPath: {
         chain: chain.name, reader, evidence, verdicts, finality: createFinality(chain, reader, logger),
         followerHead: () => current.follower?.state.head?.number,
@@ -161,7 +185,12 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
 
   return {
     async start() {
+      // A graceful stop hands the chains over first, before the HTTP API and the rest wind down.
+      common.shutdown.signal.addEventListener('abort', () => {
+        for (const context of contexts.values()) void context.runner.resign()
+      }, { once: true })
       deps.events.on('tracked', onTracked)
+      await leaseListener?.start()
       for (const context of contexts.values()) context.runner.start()
       const interval = options.sweepIntervalMs ?? Math.min(60_000, common.config.trackingTimeoutSec * 100)
       const sweepNow = () => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'time-out sweep failed'))
@@ -176,6 +205,8 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       for (const timer of retries) clearTimeout(timer)
       await Promise.all([...contexts.values()].map((context) => context.runner.stop()))
       await Promise.allSettled([...inFlight])
+      await leaseListener?.stop()
+      if (leaseDb !== db) await leaseDb.destroy()
     },
     async readiness() {
       const probed = new Map<string, ChainReadiness>()

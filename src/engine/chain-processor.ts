@@ -4,6 +4,7 @@ import type { FullBlock } from '../chain/chain-reader.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
+import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import {
   deleteMatches, deleteMatchesAbove, findBlockCandidates, findMatchedTrackings, saveMatch, type TrackingMatch,
@@ -43,7 +44,8 @@ export interface BlockProcessed {
 }
 
 export interface ChainProcessor {
-  handle(event: FollowerEvent): Promise<void>
+  /** `fence`: the lease this node follows the chain under; every write of the event is made under it. */
+  handle(event: FollowerEvent, fence?: WriteFence): Promise<void>
 }
 
 /**
@@ -58,7 +60,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   let judgedFinalized = -1n
 
   type Matched = Awaited<ReturnType<typeof findMatchedTrackings>>
-  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>, read?: Matched): Promise<number> => {
+  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>, fence: WriteFence | undefined, read?: Matched): Promise<number> => {
     const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
@@ -67,7 +69,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const canonical = deps.holds(match.blockNumber, match.blockHash)
       if (canonical === false) {
         // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
-        await deleteMatches(deps.db, [tracking.id])
+        await deleteMatches(deps.db, [tracking.id], fence)
         deps.verdicts.searchingAgain(tracking.id)
         log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
         return
@@ -84,7 +86,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       }
       const expectation = expectationOf(tracking)
       const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
-      await deps.verdicts.apply(tracking, expectation, judgement, match, stored)
+      await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
     }))
     judgedFinalized = finalized
     return matched.length
@@ -107,14 +109,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     }
   }
 
-  const judgeCandidates = async (block: FullBlock, finalized: bigint, candidates: Tracking[]) => {
+  const judgeCandidates = async (block: FullBlock, finalized: bigint, candidates: Tracking[], fence: WriteFence | undefined) => {
     if (candidates.length === 0) return
     const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
     await settleAll(findings.map(async (finding) => {
       const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
       if (finding.kind === 'unresolved') {
         blockLog.warn({ err: finding.error }, 'payment transaction found but unreadable; retrying on the next block')
-        await saveMatch(deps.db, finding.match, deps.clock())
+        await saveMatch(deps.db, finding.match, deps.clock(), fence)
         return
       }
       const expectation = expectationOf(finding.tracking)
@@ -122,11 +124,11 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         given: finding.given, consumer: finding.consumer, position: { head: block.number, finalized, canonical: true },
       })
       blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
-      await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false)
+      await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false, fence)
     }))
   }
 
-  const onBlock = async (block: FullBlock, finalized: bigint) => {
+  const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined) => {
     const started = performance.now()
     // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
     // successes whose block is not final yet.
@@ -137,9 +139,9 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     ])
     // The block's own candidates and the trackings matched earlier are distinct sets: judged together.
     const [, rejudged] = await settleAll([
-      judgeCandidates(block, finalized, candidates),
-      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), matched),
-      deps.successes.check(watched, block, finalized),
+      judgeCandidates(block, finalized, candidates, fence),
+      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, matched),
+      deps.successes.check(watched, block, finalized, fence),
     ] as const)
     const ms = performance.now() - started
     deps.metrics.blockProcessed(deps.chain, ms / 1000)
@@ -149,14 +151,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     deps.metrics.head(deps.chain, block.number, block.timestamp)
   }
 
-  const handle = async (event: FollowerEvent): Promise<void> => {
+  const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<void> => {
     switch (event.type) {
       case 'block':
-        return onBlock(event.block, event.finalized)
+        return onBlock(event.block, event.finalized, fence)
       case 'reorg': {
-        const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor)
+        const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor, fence)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
-        await deps.successes.reorg(event.ancestor)
+        await deps.successes.reorg(event.ancestor, fence)
         deps.metrics.reorg(deps.chain, event.removed.length)
         if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
         return
@@ -164,7 +166,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       case 'finalize':
         deps.metrics.finalized(deps.chain, event.finalized)
         // Blocks already carried this finalized number, unless none arrived since it advanced.
-        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set())
+        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set(), fence)
         return
     }
   }
@@ -172,7 +174,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   return {
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
-    handle: (event) => deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event)),
+    handle: (event, fence) => deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event, fence)),
   }
 }
 

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import { createBlockFollower, type BlockFollower, type FollowerSink } from '../chain/block-follower.ts'
+import { createBlockFollower, type BlockFollower, type FollowerEvent } from '../chain/block-follower.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
 import { createHeadSignal } from '../chain/head-signal.ts'
 import type { LeaderLock } from '../chain/leader-lock.ts'
 import type { ChainConfig } from '../config/chains.ts'
+import { LeadershipLostError, type WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 
 export type RunnerStatus = 'standby' | 'verifying' | 'following' | 'disabled' | 'stopped'
@@ -17,6 +18,8 @@ export interface ChainRunner {
   /** Runs `work` between two follower events (the fast path's final write). */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   start(): void
+  /** Stops taking the lead and hands the chain over now (the follower winds down in `stop`). */
+  resign(): Promise<void>
   stop(): Promise<void>
   /** Follows up to the RPC's head now (tests, benchmarks); false when this node does not follow. */
   syncNow(): Promise<boolean>
@@ -28,8 +31,8 @@ export interface ChainRunnerDeps {
   reader: ChainReader
   lock: LeaderLock
   logger: Logger
-  /** Handles the follower's events (called inside `exclusive`). */
-  sink: FollowerSink
+  /** Handles the follower's events (called inside `exclusive`), writing under the lead's `fence`. */
+  sink: (event: FollowerEvent, fence: WriteFence) => Promise<void>
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
   backstopMs?: number
   /** Longest pause after failures (RPC down, database down), growing from 250 ms. */
@@ -39,7 +42,8 @@ export interface ChainRunnerDeps {
 /**
  * One chain on this node: waits for the chain's leadership (one node follows a chain at a time),
  * checks that the RPC serves the configured network, then follows it until stopped or until the
- * lead is lost. Failures never end the loop: they are logged and retried with backoff.
+ * lead is lost (the lease lapsed, or a write was refused because another node took over: then it
+ * stands by again). Other failures never end the loop: they are logged and retried with backoff.
  */
 export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
   const { chain, logger } = deps
@@ -77,10 +81,10 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     return false
   }
 
-  const follow = async (signal: AbortSignal) => {
+  const follow = async (signal: AbortSignal, fence: WriteFence) => {
     const current = createBlockFollower({
-      chain, reader: deps.reader, db: deps.db, logger,
-      sink: (event) => exclusive(() => deps.sink(event)),
+      chain, reader: deps.reader, db: deps.db, logger, fence,
+      sink: (event) => exclusive(() => deps.sink(event, fence)),
     })
     follower = current
     const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })
@@ -94,6 +98,8 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
           // Stopped at its per-sync limit while catching up: go on at once.
           if (!done) continue
         } catch (error) {
+          // Another node leads now: nothing this node writes for the chain would land.
+          if (error instanceof LeadershipLostError) return
           backoff = Math.min(maxBackoffMs, Math.max(250, backoff * 2))
           current.state.lastError = error instanceof Error ? error.message.split('\n')[0] : String(error)
           log.warn({ err: error, block: current.state.head?.number, retryInMs: backoff }, 'chain sync failed; retrying')
@@ -124,8 +130,8 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         }
         status = 'following'
         log.info('following the chain')
-        await follow(signal)
-        if (lead.lost.aborted && !stop.aborted) log.warn('lost the chain lead; waiting to take it again')
+        await follow(signal, lead.fence)
+        if (!stop.aborted) log.warn('lost the chain lead; standing by')
       } catch (error) {
         log.error({ err: error }, 'chain runner failed; restarting')
         await pause(1_000, stop)
@@ -133,6 +139,13 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         await deps.lock.release()
       }
     }
+  }
+
+  const resign = async () => {
+    stopController.abort()
+    // Handed over at once: a write still under way is refused by the fence, and the block it
+    // belonged to is processed again by the next leader.
+    await deps.lock.release()
   }
 
   return {
@@ -149,8 +162,9 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         if (status !== 'disabled') status = 'stopped'
       })
     },
+    resign,
     async stop() {
-      stopController.abort()
+      await resign()
       await loop
       await queue
     },

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { TrackingEvents } from '../payments/events.ts'
+import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteSuccessWatches, findSuccessWatches, takeSuccessWatches, type SuccessWatch } from '../store/success-watches.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -19,11 +20,12 @@ export interface SuccessWatcher {
   read(): Promise<SuccessWatch[]>
   /**
    * After `block` was judged: a watched success whose block is final ends its watch; one whose
-   * block the chain no longer holds (or another block took its height) is reverted.
+   * block the chain no longer holds (or another block took its height) is reverted. `fence`: the
+   * follower's lease, as for its other writes.
    */
-  check(watches: SuccessWatch[], block: { number: bigint; hash: string }, finalized: bigint): Promise<void>
+  check(watches: SuccessWatch[], block: { number: bigint; hash: string }, finalized: bigint, fence?: WriteFence): Promise<void>
   /** A reorg replaced the blocks above `ancestor`: the successes found in them are reverted. */
-  reorg(ancestor: bigint): Promise<void>
+  reorg(ancestor: bigint, fence?: WriteFence): Promise<void>
 }
 
 /**
@@ -49,7 +51,7 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
 
   return {
     read: () => findSuccessWatches(deps.db, deps.chain),
-    async check(watches, block, finalized) {
+    async check(watches, block, finalized, fence) {
       const final: string[] = []
       const gone: string[] = []
       for (const watch of watches) {
@@ -60,11 +62,11 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
         if (held === false) gone.push(watch.trackingId)
         else if (watch.blockNumber <= finalized) final.push(watch.trackingId)
       }
-      await deleteSuccessWatches(deps.db, final)
-      await announce(await takeSuccessWatches(deps.db, deps.chain, { trackingIds: gone }))
+      await deleteSuccessWatches(deps.db, final, fence)
+      await announce(await takeSuccessWatches(deps.db, deps.chain, { trackingIds: gone }, fence))
     },
-    async reorg(ancestor) {
-      await announce(await takeSuccessWatches(deps.db, deps.chain, { above: ancestor }))
+    async reorg(ancestor, fence) {
+      await announce(await takeSuccessWatches(deps.db, deps.chain, { above: ancestor }, fence))
     },
   }
 }

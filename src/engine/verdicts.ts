@@ -4,6 +4,7 @@ import { recordedTransaction, type Expectation, type Judgement } from '../domain
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEvents } from '../payments/events.ts'
 import { completeTracking, type Completion } from '../store/complete-tracking.ts'
+import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteMatches, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -29,8 +30,11 @@ export interface Verdicts {
    * paying one); success/failed → once the match's block is confirmed canonical, one transaction
    * with the delivery row (and the watch of a success's block), then the `completed` event.
    * `match` is where the judged transaction was found (null: nothing found).
+   * `fence`: the chain follower's lease; its writes land only while this node still leads the chain.
    */
-  apply(tracking: Tracking, expectation: Expectation, judgement: Judgement, match: TrackingMatch | null, stored: boolean): Promise<void>
+  apply(
+    tracking: Tracking, expectation: Expectation, judgement: Judgement, match: TrackingMatch | null, stored: boolean, fence?: WriteFence,
+  ): Promise<void>
   /** The tracking's match was dropped (reorg): it is searched for again; progress falls back to 0. */
   searchingAgain(trackingId: string): void
   /** Publishes progress for `tracking` when it differs from the last one published. */
@@ -68,7 +72,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
   }
 
   /** Success and failed alike: written only while the block the verdict rests on is canonical. */
-  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null, stored: boolean) => {
+  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null, stored: boolean, fence?: WriteFence) => {
     const log = deps.logger.child({ chain: deps.chain, tracking: tracking.id, block: match?.blockNumber })
     if (!match) {
       // Every verdict rests on a mined transaction: without its block there is nothing to re-check.
@@ -81,9 +85,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       log.info('inclusion block no longer canonical: not completing yet')
       return
     }
-    const done = await completeTracking(deps.db, tracking.id, completion, deps.clock())
+    const done = await completeTracking(deps.db, tracking.id, completion, deps.clock(), fence)
     published.delete(tracking.id)
-    if (stored) await deleteMatches(deps.db, [tracking.id])
+    if (stored) await deleteMatches(deps.db, [tracking.id], fence)
     if (!done) return
     deps.metrics.completed(deps.chain, done.status, done.failedReason)
     log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
@@ -108,11 +112,11 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       const last = published.get(trackingId)
       if (last && last.passed !== 0) progress(last.tracking, last.required, 0)
     },
-    async apply(tracking, expectation, judgement, match, stored) {
+    async apply(tracking, expectation, judgement, match, stored, fence) {
       const transaction = recordedTransaction(expectation, judgement)
       switch (judgement.status) {
         case 'pending':
-          if (match && !stored) await saveMatch(deps.db, match, deps.clock())
+          if (match && !stored) await saveMatch(deps.db, match, deps.clock(), fence)
           if (match) progress(tracking, judgement.confirmations.required, judgement.confirmations.passed)
           return
         case 'success': {
@@ -120,10 +124,10 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           const inclusion = match && expectation.commitment === 'confirmed'
             ? { chain: deps.chain, blockNumber: match.blockNumber, blockHash: match.blockHash }
             : undefined
-          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction, inclusion }, match, stored)
+          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction, inclusion }, match, stored, fence)
         }
         case 'failed':
-          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored)
+          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored, fence)
       }
     },
   }

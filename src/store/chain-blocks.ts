@@ -1,4 +1,5 @@
 import type { WindowBlock } from '../chain/block-window.ts'
+import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 
 /** The stored window of one chain, oldest first (empty before the chain was ever followed). */
@@ -12,24 +13,24 @@ export async function loadChainWindow(db: Db, chain: string): Promise<WindowBloc
   }))
 }
 
-/** Records a processed block: from now on a restart resumes after it. */
-export async function saveChainBlock(db: Db, chain: string, block: WindowBlock): Promise<void> {
-  await db.insertInto('chain_blocks')
+/** Records a processed block: from now on a restart resumes after it. `fence`: only while this node leads. */
+export async function saveChainBlock(db: Db, chain: string, block: WindowBlock, fence?: WriteFence): Promise<void> {
+  await fenced(db, fence, (db) => db.insertInto('chain_blocks')
     .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
     .onConflict((oc) => oc.columns(['chain', 'number']).doUpdateSet({
       hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp,
     }))
-    .execute()
+    .execute())
 }
 
 /** A reorg: the blocks above the common ancestor are no longer canonical. */
-export async function deleteChainBlocksAbove(db: Db, chain: string, number: bigint): Promise<void> {
-  await db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '>', number.toString()).execute()
+export async function deleteChainBlocksAbove(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<void> {
+  await fenced(db, fence, (db) => db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '>', number.toString()).execute())
 }
 
 /** Finality: blocks below the finalized one can no longer change and need not be kept. */
-export async function deleteChainBlocksBelow(db: Db, chain: string, number: bigint): Promise<void> {
-  await db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '<', number.toString()).execute()
+export async function deleteChainBlocksBelow(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<void> {
+  await fenced(db, fence, (db) => db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '<', number.toString()).execute())
 }
 
 /** Each followed chain's newest processed block (readiness on nodes that do not follow it). */

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
+import { holdFence, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
 import { insertSuccessWatch } from './success-watches.ts'
@@ -14,9 +15,12 @@ export type Completion =
  * The one way a tracking leaves `pending`: the status change, its callback delivery row and the
  * watch of a success's block are written in one transaction, and only a pending tracking changes
  * (final states are final). Returns the completed tracking, or undefined when it was no longer pending.
+ * With `fence` (the chain follower's verdicts) nothing is written unless this node still holds the
+ * chain's lease.
  */
-export async function completeTracking(db: Db, id: string, completion: Completion, now: Date): Promise<Tracking | undefined> {
+export async function completeTracking(db: Db, id: string, completion: Completion, now: Date, fence?: WriteFence): Promise<Tracking | undefined> {
   return db.transaction().execute(async (trx) => {
+    if (fence) await holdFence(trx, fence)
     const current = await trx.selectFrom('trackings').select(['status', 'link_id', 'callback'])
       .where('id', '=', id).forUpdate().executeTakeFirst()
     if (!current || current.status !== 'pending') return undefined

@@ -28,6 +28,20 @@ export interface DatabaseOptions {
   onQuery?: (sql: string) => void
 }
 
+/**
+ * One PostgreSQL connection of its own (not shared with the pool's queries), reconnected on the next
+ * query when lost: chain leases mark their holder alive by this connection's backend. Its statements
+ * never wait long, so a stuck lock or a dead network ends in an error instead of a hang.
+ */
+export function openDedicatedConnection(url: string, applicationName: string): Db {
+  const pool = new pg.Pool({
+    connectionString: url, max: 1, idleTimeoutMillis: 0, keepAlive: true, application_name: applicationName,
+    connectionTimeoutMillis: 5_000, query_timeout: 5_000, statement_timeout: 4_000, lock_timeout: 2_000,
+  })
+  pool.on('error', () => {})
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}
+
 /** Opens PostgreSQL when a URL is configured, else the embedded PGlite database in the data folder. */
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {

@@ -12,6 +12,8 @@ export interface PgListenerOptions {
   retryDelayMs?(attempt: number): number
   /** Period of the liveness query that detects a silently dead connection. */
   healthCheckMs?: number
+  /** How the connection shows in `pg_stat_activity` (default `paywatch-listen`). */
+  applicationName?: string
 }
 
 export interface PgListener {
@@ -65,7 +67,7 @@ export function createPgListener(options: PgListenerOptions): PgListener {
   }
 
   const connect = async () => {
-    const c = new pg.Client({ connectionString: options.url, application_name: LISTENER_APPLICATION_NAME, keepAlive: true })
+    const c = new pg.Client({ connectionString: options.url, application_name: options.applicationName ?? LISTENER_APPLICATION_NAME, keepAlive: true })
     c.on('error', (error) => lost(c, error))
     c.on('end', () => lost(c))
     c.on('notification', (message) => {

@@ -152,6 +152,16 @@ export interface ChainBlocksTable {
   timestamp: ColumnType<string, string | bigint, string | bigint>
 }
 
+/** Migration 0010: who follows a chain, until when, and the fencing token of that lead. */
+export interface ChainLeasesTable {
+  chain: string
+  holder: string
+  holder_pid: number | null
+  token: ColumnType<string, string | bigint, string | bigint>
+  acquired_at: Timestamp
+  expires_at: Timestamp
+}
+
 /** Migration 0002: a pending tracking whose transaction is mined, waiting for confirmations. */
 export interface TrackingMatchesTable {
   tracking_id: string
@@ -163,7 +173,7 @@ export interface TrackingMatchesTable {
   created_at: Timestamp
 }
 
-/** Migration 0010: a success whose inclusion block is not final yet (watched for reorgs). */
+/** Migration 0011: a success whose inclusion block is not final yet (watched for reorgs). */
 export interface SuccessWatchesTable {
   tracking_id: string
   chain: string
@@ -188,6 +198,7 @@ export interface Database {
   service_keys: ServiceKeysTable
   deliveries: DeliveriesTable
   chain_blocks: ChainBlocksTable
+  chain_leases: ChainLeasesTable
   tracking_matches: TrackingMatchesTable
   success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable

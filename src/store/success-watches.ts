@@ -1,4 +1,5 @@
 import type { Tracking } from '../domain/tracking.ts'
+import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 import { rowToTracking } from './trackings.ts'
 
@@ -39,9 +40,9 @@ export async function findSuccessWatches(db: Db, chain: string): Promise<Success
 }
 
 /** Ends the watch of these successes (their block is final, or it left the chain). */
-export async function deleteSuccessWatches(db: Db, trackingIds: string[]): Promise<void> {
+export async function deleteSuccessWatches(db: Db, trackingIds: string[], fence?: WriteFence): Promise<void> {
   if (trackingIds.length === 0) return
-  await db.deleteFrom('success_watches').where('tracking_id', 'in', trackingIds).execute()
+  await fenced(db, fence, (db) => db.deleteFrom('success_watches').where('tracking_id', 'in', trackingIds).execute())
 }
 
 /**
@@ -53,13 +54,16 @@ export async function takeSuccessWatches(
   db: Db,
   chain: string,
   which: { above: bigint } | { trackingIds: string[] },
+  fence?: WriteFence,
 ): Promise<{ watch: SuccessWatch; tracking: Tracking }[]> {
   if ('trackingIds' in which && which.trackingIds.length === 0) return []
-  let query = db.deleteFrom('success_watches').where('chain', '=', chain)
-  query = 'above' in which
-    ? query.where('block_number', '>', which.above.toString())
-    : query.where('tracking_id', 'in', which.trackingIds)
-  const rows = await query.returning(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction']).execute()
+  const rows = await fenced(db, fence, (db) => {
+    const query = db.deleteFrom('success_watches').where('chain', '=', chain)
+    return ('above' in which
+      ? query.where('block_number', '>', which.above.toString())
+      : query.where('tracking_id', 'in', which.trackingIds))
+      .returning(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction']).execute()
+  })
   if (rows.length === 0) return []
   const trackings = await db.selectFrom('trackings').selectAll().where('id', 'in', rows.map((row) => row.tracking_id)).execute()
   const byId = new Map(trackings.map((row) => [row.id, rowToTracking(row)]))

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
+import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -84,9 +85,9 @@ export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tra
   })
 }
 
-export async function saveMatch(db: Db, match: TrackingMatch, now: Date): Promise<void> {
+export async function saveMatch(db: Db, match: TrackingMatch, now: Date, fence?: WriteFence): Promise<void> {
   const evidence = encode(match.evidence ?? { pendingHashes: match.pendingHashes })
-  await db.insertInto('tracking_matches')
+  await fenced(db, fence, (db) => db.insertInto('tracking_matches')
     .values({
       tracking_id: match.trackingId, chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash,
       transaction: match.transaction, evidence, created_at: now,
@@ -94,19 +95,19 @@ export async function saveMatch(db: Db, match: TrackingMatch, now: Date): Promis
     .onConflict((oc) => oc.column('tracking_id').doUpdateSet({
       chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash, transaction: match.transaction, evidence,
     }))
-    .execute()
+    .execute())
 }
 
-export async function deleteMatches(db: Db, trackingIds: string[]): Promise<void> {
+export async function deleteMatches(db: Db, trackingIds: string[], fence?: WriteFence): Promise<void> {
   if (trackingIds.length === 0) return
-  await db.deleteFrom('tracking_matches').where('tracking_id', 'in', trackingIds).execute()
+  await fenced(db, fence, (db) => db.deleteFrom('tracking_matches').where('tracking_id', 'in', trackingIds).execute())
 }
 
 /** A reorg dropped the blocks above `number`: their trackings are searched for again. Returns their ids. */
-export async function deleteMatchesAbove(db: Db, chain: string, number: bigint): Promise<string[]> {
-  const rows = await db.deleteFrom('tracking_matches')
+export async function deleteMatchesAbove(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<string[]> {
+  const rows = await fenced(db, fence, (db) => db.deleteFrom('tracking_matches')
     .where('chain', '=', chain).where('block_number', '>', number.toString())
-    .returning('tracking_id').execute()
+    .returning('tracking_id').execute())
   return rows.map((row) => row.tracking_id)
 }
 
