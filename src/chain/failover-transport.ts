@@ -21,6 +21,11 @@ export interface FailoverOptions {
   retryPolicy?: BackoffPolicy
   /** Jitter source (tests pass a fixed one). */
   random?: () => number
+  /**
+   * No new pass starts once a request has taken this long: a provider that lets requests hang
+   * until their timeout must not hold a caller (an API answer, a sync) for many timeouts in a row.
+   */
+  requestBudgetMs?: number
 }
 
 /** A `Retry-After` longer than this is not waited for inside one request: the caller's own backoff takes over. */
@@ -100,8 +105,10 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
         // Per request: a short jittered pause between passes, so that a flaky provider costs a
         // moment, not the caller's whole batch of work.
         const pauses = createBackoff(retryPolicy, random)
+        const started = performance.now()
         for (let round = 0; round <= retryRounds; round++) {
           if (round > 0) {
+            if (performance.now() - started > (options.requestBudgetMs ?? Infinity)) break
             // Every endpoint asked to wait (429/503 with Retry-After): honour the shortest wait.
             const askedMs = Math.min(...health.map((h) => h.notBefore)) - Date.now()
             if (askedMs > longestInlineWaitMs) break
@@ -109,14 +116,14 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
           }
           let onlyRefused = true
           for (const i of order()) {
-            const started = performance.now()
+            const sent = performance.now()
             try {
               const result: unknown = await instances[i]!.request(args as never)
               health[i] = { failures: 0, coolUntil: 0, notBefore: 0 }
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: true, durationMs: performance.now() - started })
+              options.onAttempt?.({ method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent })
               return result
             } catch (error) {
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - started })
+              options.onAttempt?.({ method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent })
               lastError = error
               const kind = classifyRpcFailure(error)
               if (kind === 'answer') throw error

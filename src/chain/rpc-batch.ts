@@ -45,7 +45,9 @@ export async function sendRpcBatch(
   urls: string[], client: PublicClient, calls: RpcCall[], options: { random?: () => number } = {},
 ): Promise<RpcAnswer[]> {
   const pauses = createBackoff(backoffPolicies.rpcRequest, options.random)
-  const retriesLeft = () => pauses.failures < backoffPolicies.rpcRequest.delaysMs.length
+  const started = performance.now()
+  // As for single requests: a batch that hung until its timeout may be sent again, not many times.
+  const retriesLeft = () => pauses.failures < backoffPolicies.rpcRequest.delaysMs.length && performance.now() - started <= 2 * TIMEOUT_MS
   const answers: RpcAnswer[] = new Array(calls.length)
   let pending = calls.map((_, index) => index)
   while (pending.length > 0) {
