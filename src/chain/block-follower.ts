@@ -154,6 +154,8 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       state.lastError = undefined
       return true
     }
+    const ahead = createLookahead(reader, head.number)
+    if (win.tip) ahead.from(win.tip.number + 1n, maxBlocks)
     // Read once per sync, before the blocks, so that each block is judged with it.
     const finalizedNow = await finality.at(head.number)
     const finalized = () => (finalizedNow !== undefined && finalizedNow > state.finalized ? finalizedNow : state.finalized)
@@ -182,13 +184,17 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
         limited = true
         break
       }
-      const block = await reader.block(tip.number + 1n)
+      ahead.from(tip.number + 1n, maxBlocks - processed)
+      let block = await ahead.take(tip.number + 1n)
+      // Read ahead before the reorg it reveals: read it again, now, before walking back from it.
+      if (block && !win.extends(block) && ahead.read) block = await reader.block(tip.number + 1n)
       // The RPC (or the next URL after a failover) is behind the head it announced: wait.
       if (!block) break
       if (win.extends(block)) {
         await accept(win, block, finalized())
         processed++
       } else {
+        ahead.clear()
         await reorg(win, block)
       }
     }
@@ -204,5 +210,39 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     sync,
     holds: (number, hash) => window?.holds(number, hash),
     state,
+  }
+}
+
+/** Blocks read at once ahead of the one being processed (catching up): a slow or failed read delays the others less. */
+const lookaheadBlocks = 4
+
+/**
+ * The next few blocks, requested side by side while the follower processes them one by one in
+ * order: under a flaky provider, one read hanging until its timeout or waiting out a retry no
+ * longer stalls every block behind it.
+ */
+function createLookahead(reader: ChainReader, head: bigint) {
+  const reads = new Map<bigint, Promise<FullBlock | null>>()
+  return {
+    /** Whether the last block taken was read ahead (not just now). */
+    read: false,
+    from(first: bigint, most: number) {
+      const last = first + BigInt(Math.min(lookaheadBlocks, most)) - 1n
+      for (let number = first; number <= last && number <= head; number++) {
+        if (reads.has(number)) continue
+        const read = reader.block(number)
+        read.catch(() => {}) // awaited by take(); a read never taken must not be an unhandled rejection
+        reads.set(number, read)
+      }
+    },
+    take(number: bigint): Promise<FullBlock | null> {
+      const read = reads.get(number)
+      reads.delete(number)
+      this.read = read !== undefined
+      return read ?? reader.block(number)
+    },
+    clear() {
+      reads.clear()
+    },
   }
 }

@@ -2,6 +2,7 @@ import {
   formatBlock, formatTransaction, formatTransactionReceipt, numberToHex,
   type Address, type Hash, type PublicClient, type Transaction, type TransactionReceipt,
 } from 'viem'
+import { NonRetryableChainError } from './errors.ts'
 
 export interface BlockHeader {
   number: bigint
@@ -39,12 +40,22 @@ const tag = (ref: BlockRef): string => (typeof ref === 'bigint' ? numberToHex(re
 
 type RawBlock = Parameters<typeof formatBlock>[0]
 
+/** A block without its number, hashes or timestamp (or transactions, when asked for) is not a block. */
+function checkShape(raw: RawBlock, full: boolean): void {
+  const fields = raw as Record<string, unknown>
+  const ok = ['number', 'hash', 'parentHash', 'timestamp'].every((name) => typeof fields[name] === 'string') &&
+    (!full || Array.isArray(fields.transactions))
+  if (!ok) throw new NonRetryableChainError('the RPC answered a malformed block (no number, hash, parentHash, timestamp or transactions)')
+}
+
 function toHeader(raw: RawBlock): BlockHeader {
+  checkShape(raw, false)
   const block = formatBlock(raw)
   return { number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp }
 }
 
 function toFullBlock(raw: RawBlock): FullBlock {
+  checkShape(raw, true)
   const block = formatBlock(raw)
   return {
     number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp,

@@ -62,6 +62,9 @@ export function isMethodUnavailable(error: unknown): boolean {
 const transientCodes = new Set([-32005, -32007, 429, -32603])
 const transientStatus = (status: number): boolean => status === 408 || status === 429 || status >= 500
 
+/** Whether a JSON-RPC error code means "throttled or failed this time" (the same call may succeed later). */
+export const isTransientCode = (code: number | undefined): boolean => code !== undefined && transientCodes.has(code)
+
 /** A timeout, a network failure or an overloaded/throttling RPC: the same request may succeed later. */
 export function isTransient(error: unknown): boolean {
   if (error instanceof RetryableChainError) return true

@@ -1,5 +1,7 @@
 import { BaseError, createTransport, ExecutionRevertedError, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem'
+import { backoffPolicies, createBackoff, delayFor, type BackoffPolicy } from './backoff.ts'
 import { isMethodUnavailable, isTransient } from './errors.ts'
+import { retryAfterOf } from './rpc-failure.ts'
 
 /** One request sent to one RPC endpoint, reported for metrics and logs. */
 export interface RpcAttempt {
@@ -13,13 +15,21 @@ export interface RpcAttempt {
 
 export interface FailoverOptions {
   onAttempt?: (attempt: RpcAttempt) => void
-  /** Extra passes over every endpoint once all of them failed, each after a growing pause. */
+  /** Extra passes over every endpoint once all of them failed (default: one per step of `retryPolicy`). */
   retryRounds?: number
-  /** First pause between passes, and first cool-down of a failing endpoint. */
-  baseDelayMs?: number
-  /** Longest cool-down of an endpoint that keeps failing. */
-  maxCooldownMs?: number
+  /** Pauses between passes. */
+  retryPolicy?: BackoffPolicy
+  /** Jitter source (tests pass a fixed one). */
+  random?: () => number
+  /**
+   * No new pass starts once a request has taken this long: a provider that lets requests hang
+   * until their timeout must not hold a caller (an API answer, a sync) for many timeouts in a row.
+   */
+  requestBudgetMs?: number
 }
+
+/** A `Retry-After` longer than this is not waited for inside one request: the caller's own backoff takes over. */
+const longestInlineWaitMs = 5_000
 
 /**
  * What a failed request says about the endpoint that answered it:
@@ -53,14 +63,17 @@ function errorCode(error: unknown): number | undefined {
  * A viem transport over several RPC endpoints of one chain. Unlike viem's `fallback`, it remembers
  * which endpoints fail: a failing endpoint is cooled down (exponentially longer while it keeps
  * failing) and asked last, so a dead first URL costs one timeout, not one per request. When every
- * endpoint failed, it makes `retryRounds` more passes with backoff before giving up; callers that
- * must not lose work (the chain engine) retry later on their own.
+ * endpoint failed for a reason worth retrying (timeout, dropped connection, 5xx, 429, -32603,
+ * -32005), it makes more passes after short jittered pauses (`backoffPolicies.rpcRequest`, at
+ * least the `Retry-After` asked) before giving up; an answer that asking again cannot change
+ * (a revert, invalid params) fails at once. Callers that must not lose work retry later on their own.
  */
 export function failover(endpoints: Transport[], options: FailoverOptions = {}): Transport {
-  const retryRounds = options.retryRounds ?? 1
-  const baseDelayMs = options.baseDelayMs ?? 250
-  const maxCooldownMs = options.maxCooldownMs ?? 60_000
-  const health = endpoints.map(() => ({ failures: 0, coolUntil: 0 }))
+  const retryPolicy = options.retryPolicy ?? backoffPolicies.rpcRequest
+  const retryRounds = options.retryRounds ?? retryPolicy.delaysMs.length
+  const random = options.random ?? Math.random
+  /** `notBefore`: when the endpoint's last `Retry-After` ends. */
+  const health = endpoints.map(() => ({ failures: 0, coolUntil: 0, notBefore: 0 }))
 
   const order = (): number[] => {
     const now = Date.now()
@@ -68,6 +81,15 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
     const ready = indexes.filter((i) => health[i]!.coolUntil <= now)
     const cooling = indexes.filter((i) => health[i]!.coolUntil > now).sort((a, b) => health[a]!.coolUntil - health[b]!.coolUntil)
     return [...ready, ...cooling]
+  }
+
+  const failed = (i: number, error: unknown) => {
+    const failures = health[i]!.failures + 1
+    const now = Date.now()
+    const asked = retryAfterOf(error)
+    const notBefore = asked === undefined ? 0 : now + asked
+    // Longer when the node asked for it.
+    health[i] = { failures, coolUntil: Math.max(now + delayFor(backoffPolicies.endpointCooldown, failures), notBefore), notBefore }
   }
 
   return ({ chain, timeout }) => {
@@ -80,25 +102,34 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
       retryCount: 0,
       request: (async (args: { method: string; params?: unknown }) => {
         let lastError: unknown
+        // Per request: a short jittered pause between passes, so that a flaky provider costs a
+        // moment, not the caller's whole batch of work.
+        const pauses = createBackoff(retryPolicy, random)
+        const started = performance.now()
         for (let round = 0; round <= retryRounds; round++) {
-          if (round > 0) await new Promise((resolve) => setTimeout(resolve, baseDelayMs * 2 ** (round - 1)))
+          if (round > 0) {
+            if (performance.now() - started > (options.requestBudgetMs ?? Infinity)) break
+            // Every endpoint asked to wait (429/503 with Retry-After): honour the shortest wait.
+            const askedMs = Math.min(...health.map((h) => h.notBefore)) - Date.now()
+            if (askedMs > longestInlineWaitMs) break
+            await new Promise((resolve) => setTimeout(resolve, pauses.next(askedMs)))
+          }
           let onlyRefused = true
           for (const i of order()) {
-            const started = performance.now()
+            const sent = performance.now()
             try {
               const result: unknown = await instances[i]!.request(args as never)
-              health[i] = { failures: 0, coolUntil: 0 }
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: true, durationMs: performance.now() - started })
+              health[i] = { failures: 0, coolUntil: 0, notBefore: 0 }
+              options.onAttempt?.({ method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent })
               return result
             } catch (error) {
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - started })
+              options.onAttempt?.({ method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent })
               lastError = error
               const kind = classifyRpcFailure(error)
               if (kind === 'answer') throw error
               if (kind === 'endpoint') {
                 onlyRefused = false
-                const failures = health[i]!.failures + 1
-                health[i] = { failures, coolUntil: Date.now() + Math.min(maxCooldownMs, baseDelayMs * 2 ** (failures - 1)) }
+                failed(i, error)
               }
             }
           }

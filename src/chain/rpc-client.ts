@@ -13,8 +13,8 @@ export interface RpcClientOptions {
 
 /**
  * A viem client over every RPC URL of a chain: on an error or a timeout the next URL is tried, a
- * failing URL is cooled down and asked last until it answers again, and when all failed the
- * request is retried with backoff (see failover-transport.ts).
+ * failing URL is cooled down and asked last until it answers again, and when all failed for a
+ * passing reason the request is retried after short jittered pauses (see failover-transport.ts).
  */
 export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = {}): PublicClient {
   const timeout = options.timeoutMs ?? chain.rpcTimeoutMs ?? 10_000
@@ -22,7 +22,8 @@ export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = 
     url.startsWith('ws') ? webSocket(url, { timeout, retryCount: 0 }) : http(url, { timeout, retryCount: 0, batch: false }),
   )
   return createPublicClient({
-    transport: failover(transports, { retryRounds: options.retryRounds, onAttempt: options.onAttempt }),
+    // Passes over the URLs go on for up to two timeouts: one request that hung may be sent again, not many.
+    transport: failover(transports, { retryRounds: options.retryRounds, onAttempt: options.onAttempt, requestBudgetMs: 2 * timeout }),
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },
   }) as PublicClient

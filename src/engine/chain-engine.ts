@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { Common } from '../common.ts'
 import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
 import { NonRetryableChainError } from '../chain/errors.ts'
+import { failureFields } from '../chain/rpc-failure.ts'
 import { createFinality } from '../chain/finality.ts'
 import { chainLease, type LeaderLock } from '../chain/leader-lock.ts'
 import { createEvidenceReader } from '../chain/payment-evidence.ts'
@@ -151,13 +152,13 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       log.debug({ result }, 'new tracking checked')
     } catch (error) {
       if (error instanceof NonRetryableChainError) {
-        log.error({ err: error }, 'new tracking could not be checked; the blocks to come will judge it')
+        log.error(failureFields(error), 'new tracking could not be checked; the blocks to come will judge it')
         return
       }
       const delay = Math.min(60_000, 1_000 * 2 ** attempt)
       const age = clock().getTime() - tracking.createdAt.getTime()
       if (age > common.config.trackingTimeoutSec * 1000) return
-      log.warn({ err: error, retryInMs: delay }, 'new tracking check failed; retrying')
+      log.warn({ ...failureFields(error), retryInMs: delay }, 'new tracking check failed; retrying')
       const timer = setTimeout(() => {
         retries.delete(timer)
         void track(findPendingTracking(db, tracking.id)

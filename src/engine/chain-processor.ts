@@ -5,6 +5,7 @@ import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
+import { failureFields } from '../chain/rpc-failure.ts'
 import type { Db } from '../store/database.ts'
 import {
   deleteMatches, deleteMatchesAbove, findBlockCandidates, findMatchedTrackings, saveMatch, type TrackingMatch,
@@ -104,7 +105,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
       return { given, consumer }
     } catch (error) {
-      log.warn({ err: error, tracking: tracking.id }, 'matched transaction still unreadable; retrying on the next block')
+      log.warn({ ...failureFields(error), tracking: tracking.id }, 'matched transaction still unreadable; retrying on the next block')
       return undefined
     }
   }
@@ -115,7 +116,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     await settleAll(findings.map(async (finding) => {
       const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
       if (finding.kind === 'unresolved') {
-        blockLog.warn({ err: finding.error }, 'payment transaction found but unreadable; retrying on the next block')
+        blockLog.warn(failureFields(finding.error), 'payment transaction found but unreadable; retrying on the next block')
         await saveMatch(deps.db, finding.match, deps.clock(), fence)
         return
       }

@@ -1,12 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createBlockFollower, type BlockFollower, type FollowerEvent } from '../chain/block-follower.ts'
+import { backoffPolicies, createBackoff } from '../chain/backoff.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
 import { createHeadSignal } from '../chain/head-signal.ts'
+import { rpcFailureFields } from '../chain/rpc-failure.ts'
 import type { LeaderLock } from '../chain/leader-lock.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { LeadershipLostError, type WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
+import { logSyncFailure } from './sync-failure-log.ts'
 
 export type RunnerStatus = 'standby' | 'verifying' | 'following' | 'disabled' | 'stopped'
 
@@ -35,8 +38,8 @@ export interface ChainRunnerDeps {
   sink: (event: FollowerEvent, fence: WriteFence) => Promise<void>
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
   backstopMs?: number
-  /** Longest pause after failures (RPC down, database down), growing from 250 ms. */
-  maxBackoffMs?: number
+  /** Jitter source of the pauses after failures (tests pass a fixed one). */
+  random?: () => number
 }
 
 /**
@@ -49,7 +52,6 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
   const { chain, logger } = deps
   const log = logger.child({ chain: chain.name })
   const stopController = new AbortController()
-  const maxBackoffMs = deps.maxBackoffMs ?? 30_000
   let status: RunnerStatus = 'standby'
   let follower: BlockFollower | undefined
   let loop: Promise<void> | undefined
@@ -65,7 +67,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
 
   /** True when the RPC serves the configured chain; false (chain disabled) when it serves another. */
   const verify = async (signal: AbortSignal): Promise<boolean> => {
-    let backoff = 250
+    const backoff = createBackoff(backoffPolicies.chainSync, deps.random)
     while (!signal.aborted) {
       try {
         const actual = await deps.reader.chainId()
@@ -73,9 +75,9 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         log.error({ expected: chain.chainId, actual }, 'RPC serves another network: chain not followed')
         return false
       } catch (error) {
-        log.warn({ err: error }, 'could not read eth_chainId; retrying')
-        await pause(backoff, signal)
-        backoff = Math.min(maxBackoffMs, backoff * 2)
+        const retryInMs = backoff.next()
+        log.warn({ ...rpcFailureFields(error), retryInMs }, 'could not read eth_chainId; retrying')
+        await pause(retryInMs, signal)
       }
     }
     return false
@@ -89,21 +91,26 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     follower = current
     const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })
     const backstopMs = deps.backstopMs ?? Math.max(chain.pollingIntervalMs * 4, 10_000)
-    let backoff = 0
+    const backoff = createBackoff(backoffPolicies.chainSync, deps.random)
     try {
       while (!signal.aborted) {
+        const before = current.state.head
         try {
           const done = await current.sync()
-          backoff = 0
+          backoff.reset()
           // Stopped at its per-sync limit while catching up: go on at once.
           if (!done) continue
         } catch (error) {
           // Another node leads now: nothing this node writes for the chain would land.
           if (error instanceof LeadershipLostError) return
-          backoff = Math.min(maxBackoffMs, Math.max(250, backoff * 2))
           current.state.lastError = error instanceof Error ? error.message.split('\n')[0] : String(error)
-          log.warn({ err: error, block: current.state.head?.number, retryInMs: backoff }, 'chain sync failed; retrying')
-          await pause(backoff, signal)
+          // Blocks processed before the failure are stored: a sync that advanced is progress, not a
+          // failure streak, and goes on at once (a flaky provider must not make the follower wait longer and longer).
+          const advanced = current.state.head !== undefined && current.state.head.hash !== before?.hash
+          if (advanced) backoff.reset()
+          const retryInMs = advanced ? 0 : backoff.next()
+          logSyncFailure(log, error, { block: current.state.head?.number, retryInMs })
+          if (retryInMs > 0) await pause(retryInMs, signal)
           continue
         }
         await heads.next(heads.subscribed ? backstopMs : chain.pollingIntervalMs, signal)

@@ -13,6 +13,8 @@ export interface ProxiedRequest {
   raw: string;
 }
 
+export type CallRefusal = (call: { method: string; params: unknown[] }) => { code: number; message: string } | null;
+
 export interface RpcProxy {
   url: string;
   /** Every request forwarded since the last reset, in arrival order. */
@@ -22,6 +24,11 @@ export interface RpcProxy {
   setDown(down: boolean): void;
   /** While set, every call is answered with this JSON-RPC error (e.g. -32005 rate limited). */
   setRefusal(error: { code: number; message: string } | null): void;
+  /**
+   * While set, each call for which `refuse` returns an error is answered with it, the others are
+   * forwarded (in a batch, the answers of the refused calls alone are replaced).
+   */
+  setCallRefusal(refuse: CallRefusal | null): void;
   close(): Promise<void>;
 }
 
@@ -34,12 +41,14 @@ async function readBody(request: IncomingMessage): Promise<string> {
 export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
   let down = false;
   let refusal: { code: number; message: string } | null = null;
+  let callRefusal: CallRefusal | null = null;
   const proxy: RpcProxy = {
     url: "",
     requests: [],
     reset: () => void (proxy.requests = []),
     setDown: (value) => void (down = value),
     setRefusal: (value) => void (refusal = value),
+    setCallRefusal: (value) => void (callRefusal = value),
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -67,6 +76,31 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
       const refuse = (call: unknown) => ({ jsonrpc: "2.0", id: (call as { id?: unknown } | undefined)?.id ?? null, error: refusal });
       response.writeHead(200, { "content-type": "application/json" });
       response.end(JSON.stringify(Array.isArray(body) ? body.map(refuse) : refuse(body)));
+      return;
+    }
+    const refusals = new Map<unknown, { code: number; message: string }>();
+    for (const call of callRefusal ? calls : []) {
+      const { id, method, params } = (call ?? {}) as { id?: unknown; method?: unknown; params?: unknown };
+      const error = callRefusal!({ method: String(method), params: Array.isArray(params) ? params : [] });
+      if (error) refusals.set(id, error);
+    }
+    if (refusals.size > 0) {
+      let answers: unknown[] = [];
+      try {
+        const answer = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: raw });
+        const parsed = (await answer.json()) as unknown;
+        answers = Array.isArray(parsed) ? parsed : [parsed];
+      } catch {
+        request.socket.destroy();
+        return;
+      }
+      const replaced = answers.map((item) => {
+        const id = (item as { id?: unknown }).id;
+        const error = refusals.get(id);
+        return error ? { jsonrpc: "2.0", id, error } : item;
+      });
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify(Array.isArray(body) ? replaced : replaced[0]));
       return;
     }
     try {

@@ -1,0 +1,64 @@
+/**
+ * How long to wait after consecutive failures: the n-th failure in a row waits `delaysMs[n - 1]`
+ * (the last entry is the ceiling, repeated while failures go on), spread by ± `jitter` (a share of
+ * the delay) so that many waiters do not retry in step.
+ */
+export interface BackoffPolicy {
+  readonly delaysMs: readonly number[]
+  readonly jitter: number
+}
+
+/** Every backoff of the chain layer, in one place. */
+export const backoffPolicies = {
+  /**
+   * One RPC request after a transient failure (timeout, dropped connection, 5xx, 429, -32603,
+   * -32005): retried within the caller's work, so that one failing request out of many does not
+   * throw away what the others did.
+   */
+  rpcRequest: { delaysMs: [50, 150, 400, 1_000], jitter: 0.5 },
+  /** An endpoint that keeps failing is asked last for this long (several URLs per chain). */
+  endpointCooldown: { delaysMs: [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 60_000], jitter: 0 },
+  /** The chain follower after a sync that failed without processing a block; reset by progress. */
+  chainSync: { delaysMs: [250, 500, 1_000, 2_000, 5_000], jitter: 0.2 },
+} as const satisfies Record<string, BackoffPolicy>
+
+export interface Backoff {
+  /** Failures in a row so far. */
+  readonly failures: number
+  /** Counts one more failure and returns the pause before the next attempt (at least `atLeastMs`). */
+  next(atLeastMs?: number): number
+  /** Progress was made: the next failure starts from the first delay again. */
+  reset(): void
+}
+
+/** `random` returns [0, 1) like Math.random (tests pass a fixed one). */
+export function createBackoff(policy: BackoffPolicy, random: () => number = Math.random): Backoff {
+  let failures = 0
+  return {
+    get failures() {
+      return failures
+    },
+    next(atLeastMs = 0) {
+      failures++
+      return Math.max(atLeastMs, delayFor(policy, failures, random))
+    },
+    reset() {
+      failures = 0
+    },
+  }
+}
+
+/** The pause after the `failures`-th failure in a row (1 = the first), jitter included. */
+export function delayFor(policy: BackoffPolicy, failures: number, random: () => number = Math.random): number {
+  const base = policy.delaysMs[Math.min(Math.max(1, failures), policy.delaysMs.length) - 1] ?? 0
+  return Math.round(base + base * policy.jitter * (2 * random() - 1))
+}
+
+/** The pause a `Retry-After` header asks for (seconds or an HTTP date), in ms; undefined if absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}

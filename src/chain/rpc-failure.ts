@@ -1,0 +1,64 @@
+import { BaseError, HttpRequestError, RpcRequestError } from 'viem'
+import { retryAfterMs } from './backoff.ts'
+import { ChainError, isTransient } from './errors.ts'
+
+/** What one log line says about a failed RPC request. */
+export interface RpcFailureFields {
+  /** Host (and port) of the provider that failed: never the path or query, which may hold an API key. */
+  provider?: string
+  /** The error in one line. */
+  error: string
+}
+
+/**
+ * The fields of the single warning line logged for an expected RPC failure (timeout, dropped
+ * connection, 5xx, rate limit, an RPC error answer): a stack trace says nothing more about a
+ * provider having a bad moment, and under a flaky provider it would drown the log.
+ */
+export function rpcFailureFields(error: unknown): RpcFailureFields {
+  return { ...(providerOf(error) ? { provider: providerOf(error) } : {}), error: describe(error) }
+}
+
+/** Log fields for any failure: the one-line form for RPC failures, the error with its stack for the rest. */
+export function failureFields(error: unknown): RpcFailureFields | { err: unknown } {
+  return isRpcFailure(error) ? rpcFailureFields(error) : { err: error }
+}
+
+/** Whether the error comes from the RPC (reached or not), as opposed to our own code or database. */
+export function isRpcFailure(error: unknown): boolean {
+  return isTransient(error) || error instanceof ChainError || error instanceof BaseError
+}
+
+/** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms. */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (!(error instanceof BaseError)) return undefined
+  const answer = error.walk((e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
+    | HttpRequestError | RpcRequestError | null
+  return retryAfterMs(answer?.headers?.get('retry-after'))
+}
+
+function providerOf(error: unknown): string | undefined {
+  for (let e = error as { url?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
+    if (typeof e.url === 'string') {
+      try {
+        return new URL(e.url).host
+      } catch {
+        return undefined
+      }
+    }
+  }
+  return undefined
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const parts: string[] = []
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const short = e instanceof BaseError || e instanceof ChainError ? e.shortMessage : e.message
+    const details = e instanceof BaseError && e.details && e.details !== short ? e.details : undefined
+    const code = e instanceof RpcRequestError ? ` (code ${e.code})` : e instanceof HttpRequestError && e.status ? ` (HTTP ${e.status})` : ''
+    const text = `${short}${code}${details ? `: ${details}` : ''}`.split('\n')[0]!
+    if (text && !parts.includes(text)) parts.push(text)
+  }
+  return parts.join(' ← ') || error.name
+}
