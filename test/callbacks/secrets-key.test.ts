@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import pino from 'pino'
-import { loadConfig } from '../../src/config/config.ts'
+import { Command } from 'commander'
+import { registerCallbackCommands } from '../../src/cli/callback-commands.ts'
+import { loadConfig, type Config } from '../../src/config/config.ts'
 import { createService, type Service } from '../../src/service.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
@@ -29,16 +31,31 @@ async function installation() {
     if (databaseUrl) await dropDatabase(databaseUrl)
     rmSync(dataDir, { recursive: true, force: true })
   })
-  return async (env: Record<string, string>): Promise<{ service: Service; logs: string[] }> => {
+  const configOf = (env: Record<string, string>) => loadConfig({
+    PAYWATCH_DATA_DIR: dataDir, PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, PAYWATCH_AUTH_FAILURES: '1000000',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,
+  })
+  return Object.assign(async (env: Record<string, string>): Promise<{ service: Service; logs: string[] }> => {
     const logs: string[] = []
-    const config = loadConfig({
-      PAYWATCH_DATA_DIR: dataDir, PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, PAYWATCH_AUTH_FAILURES: '1000000',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,
-    })
     const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) })
-    const service = await createService(config, { logger, background: false })
+    const service = await createService(configOf(env), { logger, background: false })
     return { service, logs }
+  }, { configOf })
+}
+
+/** `paywatch <args>` in this process (the embedded database is one process's: no service may be running). */
+async function cli(config: Config, ...args: string[]): Promise<string> {
+  const program = new Command('paywatch').exitOverride()
+  registerCallbackCommands(program, () => config)
+  const lines: string[] = []
+  const log = console.log
+  console.log = (line: string) => void lines.push(line)
+  try {
+    await program.parseAsync(['node', 'paywatch', ...args])
+  } finally {
+    console.log = log
   }
+  return lines.join('\n')
 }
 
 const admin = (service: Service, method: 'GET' | 'POST', url: string, payload?: object) =>
@@ -139,4 +156,24 @@ test('PAYWATCH_SIGNING_KEY is used as given and not stored, also with the secret
   const shop = await newIntegration(service)
   await assertRecordsVerify(service, shop, await publicKeyOf(service))
   await service.close()
+})
+
+test('CLI: integrations create seals the new key, and refuses a wrong key before storing one', async () => {
+  const start = await installation()
+  const first = await start({ PAYWATCH_SECRETS_KEY: hexKey })
+  const shop = await newIntegration(first.service)
+  const servicePublicKey = await publicKeyOf(first.service)
+  await first.service.close()
+
+  const created = JSON.parse(await cli(start.configOf({ PAYWATCH_SECRETS_KEY: hexKey }), 'integrations', 'create', shop.accountId))
+  await assert.rejects(cli(start.configOf({ PAYWATCH_SECRETS_KEY: randomBytes(32).toString('hex') }), 'integrations', 'create', shop.accountId),
+    /PAYWATCH_SECRETS_KEY does not open the stored signing keys/)
+  await assert.rejects(cli(start.configOf({}), 'integrations', 'create', shop.accountId), /PAYWATCH_SECRETS_KEY is missing/)
+
+  const again = await start({ PAYWATCH_SECRETS_KEY: hexKey })
+  const stored = await storedKeys(again.service)
+  assert.equal(stored.length, 3, 'the refused commands stored nothing')
+  for (const value of stored) assert.match(value, /^pwenc:v1:/)
+  await assertRecordsVerify(again.service, { ...shop, integration: created }, servicePublicKey)
+  await again.service.close()
 })
