@@ -9,6 +9,7 @@ import type { ReferenceCheck } from '../payments/create-payment.ts'
 import type { TrackingEvents } from '../payments/events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import { findIntegration } from '../store/integrations.ts'
+import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
 import { checkCallbackUrl } from './address-guard.ts'
 import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
@@ -40,7 +41,9 @@ export interface Callbacks {
 export async function createCallbacks(common: Common, database: DatabaseHandle, events: TrackingEvents, options: CallbacksOptions = {}): Promise<Callbacks> {
   const { config, clock, logger } = common
   const db = database.db
-  const signer = await createCallbackSigner(db, config.signingKey)
+  const sealed = await sealStoredSigningKeys(db, config.secretsKey)
+  if (sealed > 0) logger.info({ count: sealed }, 'stored signing keys sealed')
+  const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
   const worker = createDeliveryWorker({
@@ -71,7 +74,7 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
     apiPlugins: [deliveryRoutes({ db, clock, onScheduled: () => worker.wake() })],
     publicPlugins: [
       async (app) => publicKeyRoutes(app, { publicKeyPem: signer.servicePublicKeyPem }),
-      async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair }),
+      async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair, secretsKey: config.secretsKey }),
     ],
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {

@@ -77,18 +77,19 @@ const SIGNATURE_CACHE_SIZE = 10_000
 
 /**
  * The service key comes from PAYWATCH_SIGNING_KEY or is generated once and stored in the database
- * (shared by every node). Integration keys are read on first use and kept: they never change.
+ * (shared by every node), sealed under `secretsKey` when set. Integration keys are read (and opened)
+ * on first use and kept: they never change, and no callback pays for a decryption.
  */
-export async function createCallbackSigner(db: Db, configuredPem: string | null): Promise<CallbackSigner> {
+export async function createCallbackSigner(db: Db, configuredPem: string | null, secretsKey: Buffer | null = null): Promise<CallbackSigner> {
   const serviceKey = configuredPem
     ? parseRsaPrivateKey(configuredPem, 'PAYWATCH_SIGNING_KEY')
-    : parseRsaPrivateKey((await serviceKeyPair(db, SERVICE_SIGNING_KEY, generateRsaKeyPair)).privateKeyPem, `service_keys.${SERVICE_SIGNING_KEY}`)
+    : parseRsaPrivateKey((await serviceKeyPair(db, SERVICE_SIGNING_KEY, generateRsaKeyPair, secretsKey)).privateKeyPem, `service_keys.${SERVICE_SIGNING_KEY}`)
   const integrationKeys = new Map<string, Promise<KeyObject>>()
 
   const integrationKey = (id: string): Promise<KeyObject> => {
     let key = integrationKeys.get(id)
     if (!key) {
-      key = integrationPrivateKey(db, id).then((pem) => {
+      key = integrationPrivateKey(db, id, secretsKey).then((pem) => {
         if (!pem) throw new SigningKeyError(`integration ${id} has no key`)
         return parseRsaPrivateKey(pem, `integration ${id}`)
       })

@@ -5,6 +5,7 @@ import { attemptJson, deliveryJson } from '../http/routes/deliveries.ts'
 import { integrationJson } from '../http/routes/admin-integrations.ts'
 import { listDeliveries, redeliver } from '../store/deliveries.ts'
 import { createIntegration, findIntegration, listIntegrations } from '../store/integrations.ts'
+import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
 import { findTrackingBySecret } from '../store/trackings.ts'
 import { requireAccount, withDatabase } from './with-database.ts'
 
@@ -20,9 +21,12 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     .description('create an integration; prints its id and public key')
     .option('--name <name>', 'a name for operators')
     .action(async (accountId: string, options: { name?: string }) => {
+      const { secretsKey } = config()
       await withDatabase(config(), async (db) => {
         await requireAccount(db, accountId)
-        print(integrationJson(await createIntegration(db, accountId, options.name ?? null, await generateRsaKeyPair())))
+        // As at the service's start: a missing or wrong PAYWATCH_SECRETS_KEY stops here, before a key sealed with it is stored.
+        await sealStoredSigningKeys(db, secretsKey)
+        print(integrationJson(await createIntegration(db, accountId, options.name ?? null, await generateRsaKeyPair(), secretsKey)))
       })
     })
   integrations.command('show <integrationId>')

@@ -18,6 +18,8 @@ export interface Config {
   redisUrl: string | null
   adminToken: string | null
   signingKey: string | null
+  /** 32 bytes sealing the signing keys stored in the database; null stores them as plaintext. */
+  secretsKey: Buffer | null
   trackingTimeoutSec: number
   callbackTimeoutSec: number
   /** Seconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
@@ -113,6 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl,
     adminToken: adminTokenOf(str('PAYWATCH_ADMIN_TOKEN', 'adminToken'), pick('PAYWATCH_ADMIN_TOKEN', 'adminToken')?.name),
     signingKey,
+    secretsKey: secretsKeyOf(str('PAYWATCH_SECRETS_KEY', 'secretsKey'), pick('PAYWATCH_SECRETS_KEY', 'secretsKey')?.name),
     trackingTimeoutSec: int('PAYWATCH_TRACKING_TIMEOUT', 'trackingTimeout', 86400, 1, 365 * 86400),
     callbackTimeoutSec: int('PAYWATCH_CALLBACK_TIMEOUT', 'callbackTimeout', 10, 1, 600),
     requestTimeoutSec: int('PAYWATCH_REQUEST_TIMEOUT', 'requestTimeout', 30, 1, 3600),
@@ -146,6 +149,18 @@ function adminTokenOf(value: string | null, name = 'PAYWATCH_ADMIN_TOKEN'): stri
     throw new ConfigError(`${name} must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), got ${value.length}`)
   }
   return value
+}
+
+/**
+ * The AES-256 key sealing stored signing keys: exactly 32 bytes, as 64 hex characters or 44 base64
+ * characters (openssl rand -hex 32). A passphrase is refused rather than stretched: the key must be random.
+ */
+function secretsKeyOf(value: string | null, name = 'PAYWATCH_SECRETS_KEY'): Buffer | null {
+  if (value === null) return null
+  const text = value.trim()
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex')
+  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) return Buffer.from(text, 'base64')
+  throw new ConfigError(`${name} must be 32 bytes as 64 hex characters or 44 base64 characters (e.g. openssl rand -hex 32)`)
 }
 
 /** A PEM private key; `\n` escapes are accepted because a PEM is often put on one line of an env file. */

@@ -1,5 +1,6 @@
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
+import { open, seal } from './sealed-secret.ts'
 
 /** An account's integration: callbacks of trackings naming it are signed with its own key. */
 export interface Integration {
@@ -21,9 +22,10 @@ export async function createIntegration(
   accountId: string,
   name: string | null,
   keys: { privateKeyPem: string; publicKeyPem: string },
+  secretsKey: Buffer | null,
 ): Promise<Integration> {
   const row = await db.insertInto('integrations')
-    .values({ id: newId(), account_id: accountId, name, private_key_pem: keys.privateKeyPem, public_key_pem: keys.publicKeyPem })
+    .values({ id: newId(), account_id: accountId, name, private_key_pem: secretsKey ? seal(keys.privateKeyPem, secretsKey) : keys.privateKeyPem, public_key_pem: keys.publicKeyPem })
     .returning(publicColumns)
     .executeTakeFirstOrThrow()
   return toIntegration(row)
@@ -43,8 +45,8 @@ export async function listIntegrations(db: Db, accountId: string): Promise<Integ
   return rows.map(toIntegration)
 }
 
-/** The private key (PEM) an integration signs with; only the signer reads it. */
-export async function integrationPrivateKey(db: Db, id: string): Promise<string | undefined> {
+/** The private key (PEM) an integration signs with, opened when sealed; only the signer reads it. */
+export async function integrationPrivateKey(db: Db, id: string, secretsKey: Buffer | null): Promise<string | undefined> {
   const row = await db.selectFrom('integrations').select('private_key_pem').where('id', '=', id).executeTakeFirst()
-  return row?.private_key_pem
+  return row && open(row.private_key_pem, secretsKey)
 }

@@ -212,3 +212,35 @@ describe('admin token', () => {
     assert.equal(loadConfig({ PAYWATCH_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken, 'x'.repeat(32))
   })
 })
+
+describe('secrets key', () => {
+  const key = Buffer.from('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff', 'hex')
+
+  test('unset by default; 64 hex characters or 44 base64 characters give the same 32 bytes', () => {
+    assert.equal(loadConfig({}).secretsKey, null)
+    assert.deepEqual(loadConfig({ PAYWATCH_SECRETS_KEY: key.toString('hex') }).secretsKey, key)
+    assert.deepEqual(loadConfig({ PAYWATCH_SECRETS_KEY: key.toString('hex').toUpperCase() }).secretsKey, key)
+    assert.deepEqual(loadConfig({ PAYWATCH_SECRETS_KEY: key.toString('base64') }).secretsKey, key)
+    assert.deepEqual(loadConfig({ PAYWATCH_CONFIG: configFile({ secretsKey: key.toString('base64') }) }).secretsKey, key)
+  })
+
+  for (const [name, value] of [
+    ['too short', 'abcdef'],
+    ['63 hex characters', key.toString('hex').slice(1)],
+    ['65 hex characters', `${key.toString('hex')}0`],
+    ['64 characters that are not hex', 'g'.repeat(64)],
+    ['base64 of 31 bytes', key.subarray(1).toString('base64')],
+    ['base64 of 33 bytes', Buffer.concat([key, Buffer.from([1])]).toString('base64')],
+    ['a passphrase', 'correct horse battery staple correct horse battery'],
+  ] as const) {
+    test(`refused: ${name}`, () => {
+      assertRefused({ PAYWATCH_SECRETS_KEY: value }, 'PAYWATCH_SECRETS_KEY')
+      assertRefused({ PAYWATCH_SECRETS_KEY: value }, /32 bytes/)
+    })
+  }
+
+  test('refused from the config file too, naming the setting', () => {
+    assertRefused({ PAYWATCH_CONFIG: configFile({ secretsKey: 'short' }) }, 'secretsKey (config file)')
+    assertRefused({ PAYWATCH_CONFIG: configFile({ secretsKey: 42 }) }, 'secretsKey (config file)')
+  })
+})

@@ -10,6 +10,8 @@ export interface AdminIntegrationsDeps {
   db: Db
   adminToken: string | null
   generateKeyPair: () => Promise<KeyPairPem>
+  /** Seals the new private key in the database when set. */
+  secretsKey: Buffer | null
 }
 
 export const integrationJson = (i: Integration) => ({
@@ -37,7 +39,7 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
       throw validationFailed([{ path: 'name', message: 'must be a string of at most 200 characters' }])
     }
     await requireAccount(deps.db, request.params.id)
-    const integration = await createIntegration(deps.db, request.params.id, typeof name === 'string' && name.trim() ? name.trim() : null, await deps.generateKeyPair())
+    const integration = await createIntegration(deps.db, request.params.id, typeof name === 'string' && name.trim() ? name.trim() : null, await deps.generateKeyPair(), deps.secretsKey)
     return reply.code(201).send(integrationJson(integration))
   })
 
