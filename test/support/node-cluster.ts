@@ -12,7 +12,7 @@ import { freePort, waitUntil } from './ports.ts'
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const node = join(root, 'node_modules', '.bin', 'node')
 const main = join(root, 'src', 'cli', 'main.ts')
-const ADMIN_TOKEN = 'cluster-admin-token'
+const ADMIN_TOKEN = 'cluster-admin-token-0123456789abcdef'
 
 export interface ClusterNode {
   /** Also its PostgreSQL application_name (PGAPPNAME): its pool's writes can be told apart. */
