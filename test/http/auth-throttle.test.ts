@@ -7,11 +7,13 @@ import type { InjectOptions } from 'fastify'
 import { ADMIN_TOKEN, startTestService, type TestService } from '../support/service.ts'
 
 const LIMIT = 10
+/** Both services of the cross-node test share the Redis named by the test run's REDIS_URL. */
+const redisEnv: Record<string, string> = process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}
 const keyLookups: string[] = []
 let service: TestService
 before(async () => {
   service = await startTestService({
-    env: { PAYWATCH_AUTH_FAILURES: String(LIMIT) }, background: false,
+    env: { PAYWATCH_AUTH_FAILURES: String(LIMIT), ...redisEnv }, background: false,
     onQuery: (sql) => void (/from "api_keys"/.test(sql) && keyLookups.push(sql)),
   })
 })
@@ -78,7 +80,7 @@ test('wrong admin tokens count too', async () => {
 })
 
 test('with REDIS_URL, failures are counted across nodes', { skip: !process.env.REDIS_URL && 'REDIS_URL is not set' }, async () => {
-  const other = await startTestService({ env: { PAYWATCH_AUTH_FAILURES: String(LIMIT) }, background: false })
+  const other = await startTestService({ env: { PAYWATCH_AUTH_FAILURES: String(LIMIT), ...redisEnv }, background: false })
   try {
     const address = newAddress()
     const statuses: number[] = []
