@@ -3,9 +3,8 @@
 // current-state reads of subscribes are batched and cached.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import WebSocket from 'ws'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
-import { connectCable, type TestCableClient } from '../support/cable-client.ts'
+import { connectCable, refusedUpgrade as refusedUpgradeAt, type TestCableClient } from '../support/cable-client.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
@@ -31,21 +30,10 @@ after(async () => {
   await service?.close()
 })
 
-/** The HTTP answer to a WebSocket upgrade the server refused. */
-function refusedUpgrade(): Promise<{ status: number; headers: Record<string, unknown>; body: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/cable`, ['actioncable-v1-json'])
-    socket.on('open', () => {
-      socket.close()
-      reject(new Error('the upgrade was accepted'))
-    })
-    socket.on('unexpected-response', (_request, response) => {
-      let body = ''
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(body) }))
-    })
-    socket.on('error', () => {})
-  })
+/** The refused upgrade's answer, its problem body parsed. */
+const refusedUpgrade = async () => {
+  const refused = await refusedUpgradeAt(baseUrl)
+  return { ...refused, body: JSON.parse(refused.body) as Record<string, unknown> }
 }
 
 /** Connects as soon as the server has seen earlier sockets of this address close. */

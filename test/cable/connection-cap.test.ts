@@ -2,8 +2,7 @@
 // closed socket frees its place.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import WebSocket from 'ws'
-import { connectCable, type TestCableClient } from '../support/cable-client.ts'
+import { connectCable, refusedUpgrade, type TestCableClient } from '../support/cable-client.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 
 let service: TestService
@@ -15,24 +14,6 @@ before(async () => {
 after(async () => {
   await service?.close()
 })
-
-/** The HTTP answer to a WebSocket upgrade the server refused. */
-function refusedUpgrade(): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/cable`, ['actioncable-v1-json'])
-    socket.on('open', () => {
-      socket.close()
-      reject(new Error('the upgrade was accepted'))
-    })
-    // The client leaves its end open: the server must close the refused socket itself.
-    socket.on('unexpected-response', (_request, response) => {
-      let body = ''
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }))
-    })
-    socket.on('error', () => {})
-  })
-}
 
 /** Connects as soon as the server has seen earlier sockets close (shortly after their clients do). */
 async function connectOnceFree(): Promise<TestCableClient> {
@@ -49,7 +30,7 @@ async function connectOnceFree(): Promise<TestCableClient> {
 
 test('the connection past the cap is a 503 CABLE_FULL with Retry-After; a closed socket frees its place', async () => {
   const open: TestCableClient[] = [await connectOnceFree(), await connectOnceFree()]
-  const refused = await refusedUpgrade()
+  const refused = await refusedUpgrade(baseUrl)
   assert.equal(refused.status, 503)
   assert.equal(refused.headers['retry-after'], '5')
   assert.match(String(refused.headers['content-type']), /^application\/problem\+json/)

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
-import { connectCable, type TestCableClient } from '../support/cable-client.ts'
+import { connectWelcomed, subscribeConfirmed, type TestCableClient } from '../support/cable-client.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 
@@ -26,17 +26,12 @@ after(async () => {
 })
 
 async function connect(): Promise<TestCableClient> {
-  const client = await connectCable(baseUrl)
+  const client = await connectWelcomed(baseUrl)
   clients.push(client)
-  assert.deepEqual(await client.next(), { type: 'welcome' })
   return client
 }
 
-async function subscribed(client: TestCableClient, t: Tracking): Promise<string> {
-  const identifier = client.subscribe({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: Number(t.nonce) })
-  assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
-  return identifier
-}
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
 
 const release = (apiKey: string, t: Tracking) => service.api(apiKey, {
   method: 'POST', url: '/v2/payments/release',

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { LISTENER_APPLICATION_NAME } from '../../src/store/pg-listener.ts'
-import { connectCable, type TestCableClient } from '../support/cable-client.ts'
+import { connectWelcomed, subscribeConfirmed, type TestCableClient } from '../support/cable-client.ts'
 import { testDatabaseUrl } from '../support/database.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
@@ -32,17 +32,12 @@ after(async () => {
 const addresses = new Map<TestService, Promise<string>>()
 async function connect(node: TestService): Promise<TestCableClient> {
   if (!addresses.has(node)) addresses.set(node, node.listen())
-  const client = await connectCable(await addresses.get(node)!)
+  const client = await connectWelcomed(await addresses.get(node)!)
   clients.push(client)
-  assert.deepEqual(await client.next(), { type: 'welcome' })
   return client
 }
 
-async function subscribed(client: TestCableClient, t: Tracking): Promise<string> {
-  const identifier = client.subscribe({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: Number(t.nonce) })
-  assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
-  return identifier
-}
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
 
 const releaseThroughA = (t: Tracking) => nodeA.api(apiKey, {
   method: 'POST', url: '/v2/payments/release',

@@ -76,3 +76,41 @@ export async function connectCable(baseUrl: string): Promise<TestCableClient> {
   }
   return client
 }
+
+/** A client that has been welcomed (the server's first frame). */
+export async function connectWelcomed(baseUrl: string): Promise<TestCableClient> {
+  const client = await connectCable(baseUrl)
+  const welcome = await client.next()
+  if (welcome.type !== 'welcome') throw new Error(`expected a welcome frame, got ${JSON.stringify(welcome)}`)
+  return client
+}
+
+/** Subscribes to the payment's channel and waits for the confirmation; returns the identifier. */
+export async function subscribeConfirmed(
+  client: TestCableClient, key: { blockchain: string; sender: string; nonce: bigint | number | string }, changes: Record<string, unknown> = {},
+): Promise<string> {
+  const identifier = client.subscribe({ ...(JSON.parse(paymentIdentifier(key)) as Record<string, unknown>), ...changes })
+  const confirm = await client.next()
+  if (confirm.type !== 'confirm_subscription' || confirm.identifier !== identifier) {
+    throw new Error(`expected confirm_subscription of ${identifier}, got ${JSON.stringify(confirm)}`)
+  }
+  return identifier
+}
+
+/** The HTTP answer to a WebSocket upgrade the server refused (rejects when it was accepted). */
+export function refusedUpgrade(baseUrl: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/cable`, ['actioncable-v1-json'])
+    socket.on('open', () => {
+      socket.close()
+      reject(new Error('the upgrade was accepted'))
+    })
+    // The client leaves its end open: the server must close the refused socket itself.
+    socket.on('unexpected-response', (_request, response) => {
+      let body = ''
+      response.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }))
+    })
+    socket.on('error', () => {})
+  })
+}
