@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   await measure(serviceUrl, reads(from, from + hot), 1)
   const poll = await measure(serviceUrl, reads(from, from + hot), seconds, servicePid)
 
-  // What a freshly signed read costs at least: one RSA signature (decisions.md 4), measured here, now.
+  // What a freshly signed read costs at least: one RSA signature (docs/api.md §4), measured here, now.
   const signingKey = parseRsaPrivateKey((await generateRsaKeyPair()).privateKeyPem, 'bench key')
   const recordSized = Buffer.alloc(700, 'a')
   await rawSigningRate(signingKey, recordSized, 200)

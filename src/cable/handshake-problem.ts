@@ -5,7 +5,7 @@ import { HttpProblem, problemBody } from '../http/problem.ts'
 /**
  * Answers a WebSocket handshake that `ws` refused (a missing or malformed Sec-WebSocket-Key, an
  * unsupported Sec-WebSocket-Version, an unparsable subprotocol or extension header) as every other error
- * of the service is answered: a 400 `application/problem+json` (decisions.md 6), instead of `ws`'s
+ * of the service is answered: a 400 `application/problem+json` (docs/api.md §6), instead of `ws`'s
  * text/html. The request has been taken over for the upgrade, so the answer is written on the socket itself.
  */
 export function answerRefusedHandshake(error: Error, socket: Duplex): void {

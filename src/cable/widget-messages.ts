@@ -1,6 +1,6 @@
 import type { Tracking } from '../domain/tracking.ts'
 
-/** What the waiting widget is told on its PaymentChannel (decisions.md 4). */
+/** What the waiting widget is told on its PaymentChannel (docs/api.md §4). */
 export type WidgetMessage =
   | { confirmations: { required: number; passed: number } }
   | { status: 'success' | 'failed'; release: boolean; forward_to: string | null; failed_reason: string | null }

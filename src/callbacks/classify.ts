@@ -3,7 +3,7 @@ import type { AttemptOutcome } from '../store/deliveries.ts'
 import type { SendResult } from './sender.ts'
 
 /**
- * decisions.md 4: 200 → delivered (release now); 202 → accepted (release waits); a forbidden address
+ * docs/api.md §4: 200 → delivered (release now); 202 → accepted (release waits); a forbidden address
  * → dead at once (retrying cannot help; redeliverable); anything else, a timeout or a connection error
  * → retried on the schedule, dead after the last retry. A 200 or 202 whose answer did not end within the
  * timeout (or whose connection broke mid-answer) is such a timeout or connection error: the receiver may

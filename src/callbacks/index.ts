@@ -35,7 +35,7 @@ export interface Callbacks {
 }
 
 /**
- * Signed callbacks (decisions.md 4): the signing keys, the delivery worker, the operator routes and
+ * Signed callbacks (docs/api.md §4): the signing keys, the delivery worker, the operator routes and
  * the create-time checks of what a tracking's callback and integration refer to.
  */
 export async function createCallbacks(common: Common, database: DatabaseHandle, events: TrackingEvents, options: CallbacksOptions = {}): Promise<Callbacks> {

@@ -36,7 +36,7 @@ export function parseRsaPrivateKey(pem: string, source: string): KeyObject {
 export const spkiPem = (key: KeyObject): string => createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string
 
 /**
- * RSA-PSS, SHA-256, MGF1-SHA-256, salt length 64 (decisions.md 4). With a callback, node:crypto signs
+ * RSA-PSS, SHA-256, MGF1-SHA-256, salt length 64 (docs/api.md §4). With a callback, node:crypto signs
  * on the libuv thread pool, so signing never blocks the event loop.
  */
 export function signPss(key: KeyObject, data: Buffer): Promise<Buffer> {
@@ -58,7 +58,7 @@ export function signPss(key: KeyObject, data: Buffer): Promise<Buffer> {
   })
 }
 
-/** base64 with the URL-safe alphabet, with padding (decisions.md 4). */
+/** base64 with the URL-safe alphabet, with padding (docs/api.md §4). */
 export const base64UrlPadded = (bytes: Buffer): string => bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_')
 
 export interface CallbackSigner {

@@ -5,7 +5,7 @@ import { batchReaderFor, type BatchCall, type BatchResult } from './batch-reader
 import { balanceOfCall, decimalsCall, decodeDecimals, decodeText, decodeUint, nameCall, symbolCall } from './erc20-calls.ts'
 import type { ChainHandle } from './registry.ts'
 
-/** One holding of an account (interface.md 2.5). */
+/** One holding of an account (docs/api.md, records and endpoints). */
 export interface Asset {
   name: string
   symbol: string

@@ -6,7 +6,7 @@ import type { BatchCall, BatchReader, BatchResult } from './batch-reader.ts'
 import { balanceOfCall, decimalsCall, decodeDecimals, decodeUint } from './erc20-calls.ts'
 import type { ChainHandle } from './registry.ts'
 
-/** A pool only counts when it holds at least this much of its quote side (decisions.md section 5). */
+/** A pool only counts when it holds at least this much of its quote side (docs/api.md §5). */
 const MIN_STABLECOIN_LIQUIDITY = 1000n
 const MIN_WRAPPED_LIQUIDITY = 1n
 

@@ -14,7 +14,7 @@ import { requireAccount, withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
-/** `paywatch links|shops|apps …`: what the admin API does for them, without HTTP (decisions.md section 6). */
+/** `paywatch links|shops|apps …`: what the admin API does for them, without HTTP (docs/api.md §6). */
 export function registerAccountDataCommands(program: Command, config: () => Config): void {
   const run = (work: (db: Db) => Promise<void>) => withDatabase(config(), work)
 

@@ -6,7 +6,7 @@ import { requireAccount, withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
-/** Accounts and API keys without HTTP (decisions.md section 6: the CLI does what the admin API does). */
+/** Accounts and API keys without HTTP (docs/api.md §6: the CLI does what the admin API does). */
 export function registerAdminCommands(program: Command, config: () => Config): void {
   const accounts = program.command('accounts').description('manage accounts')
   accounts.command('create <name>').description('create an account').action(async (name: string) => {

@@ -1,4 +1,4 @@
-/** Scopes an account grants an app (decisions.md section 2). */
+/** Scopes an account grants an app (docs/api.md §2). */
 export const APP_SCOPES = ['payments.shopify.read', 'checkouts.shopify.read'] as const
 export type AppScope = (typeof APP_SCOPES)[number]
 

@@ -9,7 +9,7 @@ export type Repeat =
 /**
  * A create request for a payment that already has a tracking (same account, blockchain, sender and
  * nonce, or the same secret): answered with the stored record when it describes the same payment,
- * a conflict otherwise (decisions.md section 3).
+ * a conflict otherwise (docs/api.md §3).
  */
 export function compareRepeat(existing: Tracking, request: PaymentRequest): Repeat {
   if (existing.secretId !== request.secretId) {

@@ -2,7 +2,7 @@ import { getAddress } from 'viem'
 import type { Tracking } from './tracking.ts'
 
 /**
- * Earlier link payment record (interface.md 2.3), sent by GET /links/{link_id}/payments without
+ * Earlier link payment record (docs/api.md, records and endpoints), sent by GET /links/{link_id}/payments without
  * `x-api-version`: `payload` is a string holding the serialized JSON (null when there is none).
  */
 export function earlierLinkRecord(t: Tracking): Record<string, unknown> {
@@ -20,5 +20,5 @@ export function earlierLinkRecord(t: Tracking): Record<string, unknown> {
   }
 }
 
-/** Payments per GET /links/{link_id}/payments response (interface.md section 8). */
+/** Payments per GET /links/{link_id}/payments response (docs/api.md, records and endpoints). */
 export const LINK_PAYMENTS_PAGE_SIZE = 10

@@ -42,7 +42,7 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: Field
 type Body = Record<string, unknown>
 
 /**
- * Reads a POST /v2/payments body (interface.md 4.1, decisions.md 3). Pure: what needs the chain
+ * Reads a POST /v2/payments body (docs/api.md §3). Pure: what needs the chain
  * (token decimals, amount precision) or the database (integration, link, shop) is checked later.
  */
 export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> {

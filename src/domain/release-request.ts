@@ -11,7 +11,7 @@ export interface ReleaseRequest {
 }
 
 /**
- * Reads a POST /v2/payments/release body (interface.md 4.3): every field is required and every
+ * Reads a POST /v2/payments/release body (docs/api.md, records and endpoints): every field is required and every
  * problem is reported at once. `uuid` is the earlier name of `secret_id`; either names the same
  * secret, whatever form the tracking was created with.
  */

@@ -1,4 +1,4 @@
-/** Retries after the first attempt (interface.md 6.1): the 26th failed attempt marks the delivery dead. */
+/** Retries after the first attempt (docs/api.md §4): the 26th failed attempt marks the delivery dead. */
 export const MAX_CALLBACK_RETRIES = 25
 
 /** A random source like Math.random: a number in [0, 1). Injected so schedules are testable. */

@@ -1,7 +1,7 @@
 const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
 
 /**
- * A connected shop is a host name (interface.md 2.4), e.g. `example.myshopify.com`: stored lower-case,
+ * A connected shop is a host name (docs/api.md, records and endpoints), e.g. `example.myshopify.com`: stored lower-case,
  * without a trailing dot. Returns the host name, or undefined when the text is not one (a URL, a
  * path, spaces …).
  */

@@ -63,7 +63,7 @@ const exactNumber = (n: bigint): unknown => {
   return Number.isSafeInteger(number) ? number : JSON.rawJSON(n.toString())
 }
 
-/** Full record, current shape (interface.md 2.1), field order as documented. */
+/** Full record, current shape (docs/api.md, records and endpoints), field order as documented. */
 export function currentRecord(t: Tracking): Record<string, unknown> {
   return {
     status: t.status,
@@ -124,7 +124,7 @@ export function fullRecord(t: Tracking): Record<string, unknown> {
   return t.shape === 'earlier' ? earlierRecord(t) : currentRecord(t)
 }
 
-/** Payment summary record (interface.md 2.2), used with `x-api-version`. */
+/** Payment summary record (docs/api.md, records and endpoints), used with `x-api-version`. */
 export function summaryRecord(t: Tracking): Record<string, unknown> {
   return {
     blockchain: t.blockchain,

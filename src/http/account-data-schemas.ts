@@ -7,7 +7,7 @@ const Str = (description?: string) => Type.String(description ? { description } 
 const NullableStr = (description?: string) => Type.Union([Str(description), Type.Null()])
 const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) })
 
-/** interface.md 2.2: sent with `x-api-version`. */
+/** docs/api.md, records and endpoints: sent with `x-api-version`. */
 export const summaryRecordSchema = Type.Object({
   blockchain: Str(),
   transaction: Str(),
@@ -23,7 +23,7 @@ export const summaryRecordSchema = Type.Object({
   confirmed_at: Timestamp(),
 }, { description: 'Payment summary record (current shape, with x-api-version)' })
 
-/** interface.md 2.3: link payments without `x-api-version`. */
+/** docs/api.md, records and endpoints: link payments without `x-api-version`. */
 export const earlierLinkRecordSchema = Type.Object({
   status: Str('always "success" here'),
   failed_reason: NullableStr(),

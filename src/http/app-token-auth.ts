@@ -12,7 +12,7 @@ const unauthorized = (detail: string, error = 'invalid_token') =>
   new HttpProblem(401, 'UNAUTHORIZED', detail, { headers: { 'www-authenticate': `Bearer error="${error}"` } })
 
 /**
- * Authorizes an app request (decisions.md section 2): the x-api-key (already checked) is the app
+ * Authorizes an app request (docs/api.md §2): the x-api-key (already checked) is the app
  * owner's, and `Authorization: Bearer <token>` is an active grant to one of that account's apps with
  * the needed scope. Answers the granting account, whose data is served. A missing, unknown, revoked
  * or expired token, or one granted to another account's app, is a 401; a missing scope a 403.

@@ -41,7 +41,7 @@ export function problemBody(problem: HttpProblem): Record<string, unknown> {
 export const validationFailed = (errors: FieldError[]): HttpProblem =>
   new HttpProblem(400, 'VALIDATION_FAILED', errors.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join('; '), { errors })
 
-/** 400 for a blockchain name this service does not track (decisions.md 6). */
+/** 400 for a blockchain name this service does not track (docs/api.md §6). */
 export const unsupportedBlockchain = (blockchain: string): HttpProblem =>
   new HttpProblem(400, 'UNSUPPORTED_BLOCKCHAIN', `blockchain ${JSON.stringify(blockchain.slice(0, 40))} is not supported by this service`, {
     errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }],

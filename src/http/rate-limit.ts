@@ -9,7 +9,7 @@ export interface RateDecision {
 }
 
 /**
- * Per-key limits of interface.md section 8: requests per second, per day, and in flight. Counters
+ * Per-key limits (docs/api.md, records and endpoints): requests per second, per day, and in flight. Counters
  * live in memory, or in Redis when several nodes serve the same keys.
  */
 export function createRateLimits(config: RateLimitConfig, redis?: Redis) {

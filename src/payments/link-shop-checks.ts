@@ -6,7 +6,7 @@ import { isShopifyPaymentTracked } from '../store/shopify-payments.ts'
 import type { ReferenceCheck } from './create-payment.ts'
 
 /**
- * Create-time checks of `link_id`, `shop` and `shopify_payment_id` (decisions.md section 5): the link
+ * Create-time checks of `link_id`, `shop` and `shopify_payment_id` (docs/api.md §5): the link
  * and the shop must be the key's account's (another account's answers 404 like an unknown one, so ids
  * do not leak), and a Shopify payment id is tracked once per account (409). The unique index on
  * (account_id, shopify_payment_id) settles races between two creates.

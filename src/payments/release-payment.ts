@@ -18,7 +18,7 @@ export interface ReleasePaymentDeps {
 }
 
 /**
- * POST /v2/payments/release after the body was read (decisions.md 4): the fields must name a
+ * POST /v2/payments/release after the body was read (docs/api.md §4): the fields must name a
  * tracking of the caller's account; a completed one is released (idempotent), a pending one is not.
  */
 export async function releasePayment(deps: ReleasePaymentDeps, accountId: string, request: ReleaseRequest): Promise<ReleaseOutcome> {

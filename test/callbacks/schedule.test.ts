@@ -16,7 +16,7 @@ test('retry delays follow (n ** 4) + 15 + (rand(30) * (n + 1))', () => {
   assert.deepEqual(afterFailure(MAX_CALLBACK_RETRIES, now, low), { kind: 'dead' })
   const last = afterFailure(MAX_CALLBACK_RETRIES - 1, now, low)
   assert.equal(last.kind === 'retry' && last.delaySeconds, 24 ** 4 + 15)
-  // 25 retries with the average rand(30) of 15 span about 21 days (interface.md 6.1).
+  // 25 retries with the average rand(30) of 15 span about 21 days (docs/api.md §4).
   let total = 0
   for (let n = 0; n < MAX_CALLBACK_RETRIES; n++) total += retryDelaySeconds(n, () => 0.5)
   assert.ok(total / 86400 > 20 && total / 86400 < 21.5, `${total / 86400} days`)

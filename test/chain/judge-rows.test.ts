@@ -1,4 +1,4 @@
-// One test per row of the judge table (decisions.md section 3) with real transactions on Anvil:
+// One test per row of the judge table (docs/api.md §3) with real transactions on Anvil:
 // native and ERC-20, direct and through the PaymentRouter with a fee receiver, speed-ups and
 // cancels. Evidence is read the way the engine reads it: the given hash through `fromHash`, the
 // nonce's consumer found in the blocks' transaction lists and built from the block's receipts.

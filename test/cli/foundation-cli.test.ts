@@ -1,4 +1,4 @@
-// The operator's side (decisions.md section 1): `npx paywatch --help`, accounts and keys without
+// The operator's side (docs/api.md §1): `npx paywatch --help`, accounts and keys without
 // HTTP, a bad configuration value stopping `serve` with one line, and a graceful SIGTERM.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'

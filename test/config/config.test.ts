@@ -1,4 +1,4 @@
-// loadConfig(env): decisions.md section 1. Defaults, one ConfigError naming the variable for each
+// loadConfig(env): docs/api.md §1. Defaults, one ConfigError naming the variable for each
 // bad value, config file merged under the environment.
 import assert from 'node:assert/strict'
 import { generateKeyPairSync } from 'node:crypto'

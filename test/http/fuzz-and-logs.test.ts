@@ -1,4 +1,4 @@
-// No input produces a 5xx, every error is problem+json (decisions.md section 6), and the logs of
+// No input produces a 5xx, every error is problem+json (docs/api.md §6), and the logs of
 // all of it never hold an API key, a secret_id, a callback URL or the admin token in clear.
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'

@@ -1,4 +1,4 @@
-// The operator's HTTP surface: admin API (decisions.md section 6), /healthz, /readyz, /metrics,
+// The operator's HTTP surface: admin API (docs/api.md §6), /healthz, /readyz, /metrics,
 // /openapi.json, /docs offline, and problem+json everywhere. The chain is stopped last: /readyz
 // and creates that need the chain then answer 503.
 import assert from 'node:assert/strict'

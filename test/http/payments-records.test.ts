@@ -1,5 +1,5 @@
 // Records of POST /v2/payments and GET /v2/payments/{secret_id}: both shapes, echoed forms,
-// idempotency, conflicts, trace then track, and account isolation (decisions.md section 3).
+// idempotency, conflicts, trace then track, and account isolation (docs/api.md §3).
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, test } from 'node:test'
@@ -39,7 +39,7 @@ const EARLIER_FIELDS = [
 ]
 
 describe('current shape', () => {
-  test('a trace: every field of interface.md 2.1, defaults, echoed forms', async () => {
+  test('a trace: every field of the full record, defaults, echoed forms', async () => {
     const secret = randomUUID()
     const res = await post(createBody({
       secret_id: secret, sender: SENDER.toLowerCase(), receiver: RECEIVER.toUpperCase().replace('0X', '0x'),

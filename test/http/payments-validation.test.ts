@@ -1,5 +1,5 @@
 // POST /v2/payments and GET /v2/payments/{secret_id}: every validation rule and error status
-// (interface.md 4.1/4.2, decisions.md sections 3 and 6), through app.inject() on the real service.
+// (docs/api.md §3 and §6), through app.inject() on the real service.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { getAddress, type Address } from 'viem'

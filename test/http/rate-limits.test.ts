@@ -1,4 +1,4 @@
-// Per-key limits (interface.md section 8, decisions.md section 6): requests per second, in flight
+// Per-key limits (docs/api.md §6): requests per second, in flight
 // and per day, with Retry-After and RateLimit-* headers; shared by two nodes through Redis.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'

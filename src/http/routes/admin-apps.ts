@@ -48,7 +48,7 @@ export function readGrantRequest(body: Record<string, unknown>, now: Date): { ac
   return { accountId: accountId as string, scopes: scopes.scopes, expiresAt }
 }
 
-/** Apps owned by developer accounts and the grants other accounts give them (decisions.md sections 2 and 6). */
+/** Apps owned by developer accounts and the grants other accounts give them (docs/api.md §2 and §6). */
 export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 

@@ -22,7 +22,7 @@ const tags = ['admin']
 const security = [{ adminToken: [] }]
 const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
 
-/** Integrations (decisions.md 6): each has its own RSA-2048 key; the private half never leaves the database. */
+/** Integrations (docs/api.md §6): each has its own RSA-2048 key; the private half never leaves the database. */
 export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIntegrationsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 

@@ -24,7 +24,7 @@ const readByHand = () => () => true
 
 export const linkJson = (link: Link) => ({ id: link.id, account_id: link.accountId, name: link.name, created_at: link.createdAt.toISOString() })
 
-/** Payment links and connected shops of an account (decisions.md section 6). */
+/** Payment links and connected shops of an account (docs/api.md §6). */
 export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLinksShopsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 

@@ -51,7 +51,7 @@ const tags = ['admin']
 const security = [{ adminToken: [] }]
 const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
 
-/** Accounts and API keys (decisions.md section 6). Other subsystems add their admin routes in their own files. */
+/** Accounts and API keys (docs/api.md §6). Other subsystems add their admin routes in their own files. */
 export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 

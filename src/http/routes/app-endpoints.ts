@@ -13,7 +13,7 @@ import { paymentRecordSchema, problemSchema } from '../schemas.ts'
 const security = [{ apiKey: [], accessToken: [] }]
 const tags = ['apps']
 
-/** An app reads the data of an account that granted it scopes (interface.md 4.6 and 4.8). */
+/** An app reads the data of an account that granted it scopes (docs/api.md, records and endpoints). */
 export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; authorize: AppTokenAuth }): Promise<void> {
   app.get<{ Params: { id: string } }>('/apps/payments/shopify/:id', {
     schema: {

@@ -19,7 +19,7 @@ export interface AssetsRoutesDeps {
   assets: AssetsReader
 }
 
-/** GET /v2/accounts/{blockchain}/{account}/assets (interface.md 4.9). */
+/** GET /v2/accounts/{blockchain}/{account}/assets (docs/api.md, records and endpoints). */
 export async function assetsRoutes(app: FastifyInstance, deps: AssetsRoutesDeps): Promise<void> {
   app.get<{ Params: { blockchain: string; account: string } }>('/v2/accounts/:blockchain/:account/assets', {
     schema: {

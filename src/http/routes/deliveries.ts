@@ -61,7 +61,7 @@ const attemptSchema = Type.Object({
 })
 const params = { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] } as const
 
-/** Operator tools for callbacks (decisions.md 4, extensions): the attempt log and redelivery. Behind API key auth. */
+/** Operator tools for callbacks (docs/api.md §4, extensions): the attempt log and redelivery. Behind API key auth. */
 export function deliveryRoutes(deps: DeliveryRoutesDeps) {
   return async function deliveriesPlugin(app: FastifyInstance): Promise<void> {
     app.get<{ Params: { secret_id: string } }>('/v2/payments/:secret_id/deliveries', {

@@ -20,7 +20,7 @@ function readAfter(query: unknown): Date | null {
   return parsed
 }
 
-/** GET /links/{link_id}/payments (interface.md 4.7, decisions.md section 5). */
+/** GET /links/{link_id}/payments (docs/api.md §5). */
 export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
   app.get<{ Params: { link_id: string } }>('/links/:link_id/payments', {
     schema: {

@@ -22,9 +22,9 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
   const deps = { ...routeDeps, insertTracking: routeDeps.insertTracking ?? batches.insert }
   const decorateRecord = deps.decorateRecord && cacheDecorations(deps.decorateRecord)
   const sendRecord = async (reply: FastifyReply, status: number, tracking: Tracking, options: { signed: boolean }) => {
-    // Pure ASCII (decisions.md 4) so that `x-signature` verifies however the client reads the bytes.
+    // Pure ASCII (docs/api.md §4) so that `x-signature` verifies however the client reads the bytes.
     const body = asciiJson(fullRecord(tracking))
-    // Only reads are signed (decisions.md 4): an RSA signature costs more CPU than the rest of a create.
+    // Only reads are signed (docs/api.md §4): an RSA signature costs more CPU than the rest of a create.
     if (options.signed) await decorateRecord?.(tracking, body, reply)
     return reply.code(status).type('application/json').send(body)
   }

@@ -11,7 +11,7 @@ export interface PriceRoutesDeps {
   prices: PriceOracle
 }
 
-/** GET /v2/prices/{blockchain}/{token_address} (interface.md 4.10): a bare JSON number. */
+/** GET /v2/prices/{blockchain}/{token_address} (docs/api.md, records and endpoints): a bare JSON number. */
 export async function priceRoutes(app: FastifyInstance, deps: PriceRoutesDeps): Promise<void> {
   app.get<{ Params: { blockchain: string; token_address: string } }>('/v2/prices/:blockchain/:token_address', {
     schema: {

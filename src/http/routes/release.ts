@@ -24,7 +24,7 @@ const releaseBodySchema = Type.Object({
   uuid: Type.Optional(Type.String({ description: 'earlier form of secret_id' })),
 })
 
-/** POST /v2/payments/release (interface.md 4.3, decisions.md 4); registered behind API key auth. */
+/** POST /v2/payments/release (docs/api.md §4); registered behind API key auth. */
 export function releaseRoutes(deps: ReleaseRoutesDeps) {
   return async function releasePlugin(app: FastifyInstance): Promise<void> {
     app.post('/v2/payments/release', {

@@ -11,7 +11,7 @@ import { paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 const idParams = Type.Object({ id: Type.String({ description: 'the Shopify payment id given as shopify_payment_id' }) })
 
-/** The key account's own succeeded Shopify payments (interface.md 4.4 and 4.5). */
+/** The key account's own succeeded Shopify payments (docs/api.md, records and endpoints). */
 export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
   const find = async (accountId: string, id: string) => {
     const tracking = await findSucceededShopifyPayment(deps.db, accountId, id)
