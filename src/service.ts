@@ -129,7 +129,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       events,
       auth,
       rateLimits: createRateLimits(config.rate, redis),
-      authThrottle: createAuthThrottle(config.authFailures, redis),
+      authThrottle: createAuthThrottle(config.authFailures, redis, common.clock),
       chainReadiness: options.background === false ? rpcReadiness : engine.readiness,
       apiPlugins,
       publicPlugins,

@@ -1,6 +1,7 @@
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { systemClock, type Clock } from '../common.ts'
 import { HttpProblem } from './problem.ts'
 
 const WINDOW_SEC = 60
@@ -16,7 +17,7 @@ const SUSPECTS_MAX = 100_000
  * Only an address that failed recently on this node has its counter read before a request: the requests of
  * clients that authenticate properly cost nothing extra, not even a Redis round trip.
  */
-export function createAuthThrottle(limit: number, redis?: Redis) {
+export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = systemClock) {
   const failures: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
         storeClient: redis, points: limit, duration: WINDOW_SEC, keyPrefix: 'paywatch:authfail', useRedisPackage: false,
@@ -38,7 +39,7 @@ export function createAuthThrottle(limit: number, redis?: Redis) {
       if (!carriesCredentials(request)) return
       const until = suspects.get(request.ip)
       if (until === undefined) return
-      if (until < Date.now()) {
+      if (until < clock().getTime()) {
         suspects.delete(request.ip)
         return
       }
@@ -50,7 +51,7 @@ export function createAuthThrottle(limit: number, redis?: Redis) {
       if (!carriesCredentials(request)) return
       suspects.delete(request.ip) // re-inserted last: the map is evicted oldest first
       if (suspects.size >= SUSPECTS_MAX) suspects.delete(suspects.keys().next().value!)
-      suspects.set(request.ip, Date.now() + WINDOW_SEC * 1000)
+      suspects.set(request.ip, clock().getTime() + WINDOW_SEC * 1000)
       await failures.consume(request.ip).catch(() => {}) // over the limit already: nothing more to count
     },
   }
