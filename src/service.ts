@@ -1,10 +1,14 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { createLogger, createMetrics, createShutdown, systemClock, type Clock, type Common } from './common.ts'
+import { createLogger } from './common/logger.ts'
+import { createMetrics } from './common/metrics.ts'
+import { createShutdown } from './common/shutdown.ts'
+import { systemClock, type Clock } from './common/clock.ts'
+import { type Common } from './common/common.ts'
 import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
-import { createRpcReadiness } from './chain/readiness.ts'
+import { createRpcReadiness } from './engine/rpc-readiness.ts'
 import { closeRpcSockets } from './chain/rpc-client.ts'
 import { createChainEngine, type ChainEngine } from './engine/chain-engine.ts'
 import { buildApp, type AppDeps } from './http/app.ts'
@@ -12,13 +16,14 @@ import { createCable, type CableOptions } from './cable/cable.ts'
 import { releaseRoutes } from './http/routes/release.ts'
 import { createApiKeyAuth } from './http/auth.ts'
 import { createCallbacks, type Callbacks, type CallbacksOptions } from './callbacks/index.ts'
+import { callbackRoutes } from './http/routes/callback-routes.ts'
 import { chainDataPlugins } from './http/routes/chain-data.ts'
 import { accountDataPlugins } from './http/routes/account-data.ts'
 import { linkAndShopChecks } from './payments/link-shop-checks.ts'
 import { createRateLimits } from './http/rate-limit.ts'
 import { createAuthThrottle } from './http/auth-throttle.ts'
-import type { ReferenceCheck } from './payments/create-payment.ts'
-import { createTrackingEvents, type TrackingEvents } from './payments/events.ts'
+import type { ReferenceCheck } from './domain/reference-check.ts'
+import { createTrackingEvents, type TrackingEvents } from './common/tracking-events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
 import { migrate } from './store/migrate.ts'
 
@@ -102,8 +107,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     }))
     // Signed callbacks: keys, delivery workers, integrations, operator tools, SSRF guard (issue 4).
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
-    apiPlugins.push(...callbacks.apiPlugins)
-    publicPlugins.push(...callbacks.publicPlugins)
+    const callbackPlugins = callbackRoutes(common, database.db, callbacks)
+    apiPlugins.push(...callbackPlugins.api)
+    publicPlugins.push(...callbackPlugins.public)
     referenceChecks.push(...callbacks.referenceChecks)
     decorateRecord = callbacks.decorateRecord
     background.push(callbacks.background)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { Common } from '../common.ts'
-import type { TrackingEvents } from '../payments/events.ts'
+import type { Common } from '../common/common.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createChannelTrackings } from './channel-trackings.ts'

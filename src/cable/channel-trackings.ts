@@ -1,5 +1,5 @@
 import { Counter } from 'prom-client'
-import type { Common } from '../common.ts'
+import type { Common } from '../common/common.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/database.ts'
 import { findFirstTrackingsOfPayments, type PaymentKey } from '../store/payment-lookups.ts'

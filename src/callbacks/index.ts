@@ -1,19 +1,16 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify'
-import type { Common } from '../common.ts'
+import type { FastifyReply } from 'fastify'
+import type { Common } from '../common/common.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { Tracking } from '../domain/tracking.ts'
-import { adminIntegrationRoutes } from '../http/routes/admin-integrations.ts'
-import { deliveryRoutes } from '../http/routes/deliveries.ts'
-import { publicKeyRoutes } from '../http/routes/public-key.ts'
-import type { ReferenceCheck } from '../payments/create-payment.ts'
-import type { TrackingEvents } from '../payments/events.ts'
+import type { ReferenceCheck } from '../domain/reference-check.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import { findIntegration } from '../store/integrations.ts'
 import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
 import { checkCallbackUrl } from './address-guard.ts'
 import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
-import { createCallbackSigner, generateRsaKeyPair, type CallbackSigner } from './signer.ts'
+import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
 
 export interface CallbacksOptions {
@@ -27,16 +24,14 @@ export interface CallbacksOptions {
 export interface Callbacks {
   signer: CallbackSigner
   worker: DeliveryWorker
-  apiPlugins: FastifyPluginAsync[]
-  publicPlugins: FastifyPluginAsync[]
   referenceChecks: ReferenceCheck[]
   decorateRecord: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
   background: { name: string; start: () => Promise<void> }
 }
 
 /**
- * Signed callbacks (docs/api.md §4): the signing keys, the delivery worker, the operator routes and
- * the create-time checks of what a tracking's callback and integration refer to.
+ * Signed callbacks (docs/api.md §4): the signing keys, the delivery worker and the create-time
+ * checks of what a tracking's callback and integration refer to.
  */
 export async function createCallbacks(common: Common, database: DatabaseHandle, events: TrackingEvents, options: CallbacksOptions = {}): Promise<Callbacks> {
   const { config, clock, logger } = common
@@ -71,11 +66,6 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
   return {
     signer,
     worker,
-    apiPlugins: [deliveryRoutes({ db, clock, onScheduled: () => worker.wake() })],
-    publicPlugins: [
-      async (app) => publicKeyRoutes(app, { publicKeyPem: signer.servicePublicKeyPem }),
-      async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair, secretsKey: config.secretsKey }),
-    ],
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
       reply.header('x-signature', await signer.signCached(body, tracking.integrationId))

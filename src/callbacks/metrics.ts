@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import type { Clock } from '../common.ts'
+import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import { deliveryQueueStats } from '../store/deliveries.ts'
 

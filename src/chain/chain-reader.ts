@@ -2,15 +2,8 @@ import {
   formatBlock, formatTransaction, formatTransactionReceipt, numberToHex,
   type Address, type Hash, type PublicClient, type Transaction, type TransactionReceipt,
 } from 'viem'
+import type { BlockHeader } from '../domain/block-window.ts'
 import { NonRetryableChainError } from './errors.ts'
-
-export interface BlockHeader {
-  number: bigint
-  hash: Hash
-  parentHash: Hash
-  /** Seconds since the epoch. */
-  timestamp: bigint
-}
 
 export interface FullBlock extends BlockHeader {
   transactions: Transaction[]

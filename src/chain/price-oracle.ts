@@ -1,6 +1,6 @@
 import { getAddress, type Address } from 'viem'
 import type { Logger } from 'pino'
-import type { Clock } from '../common.ts'
+import type { Clock } from '../common/clock.ts'
 import { ratioToNumber } from '../domain/price-math.ts'
 import { batchReaderFor } from './batch-reader.ts'
 import { newChainPriceFacts, readUsdPrice, type ChainPriceFacts } from './price-quotes.ts'

@@ -1,5 +1,5 @@
 import type { PublicClient } from 'viem'
-import type { Common } from '../common.ts'
+import type { Common } from '../common/common.ts'
 import { trackedChains } from '../config/config.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { createRpcClient } from './rpc-client.ts'

@@ -4,7 +4,11 @@ import { getAddress, isAddress, type Address } from 'viem'
 import { createAssetsReader } from '../chain/assets-reader.ts'
 import { createPriceOracle } from '../chain/price-oracle.ts'
 import { createChainRegistry, type ChainHandle } from '../chain/registry.ts'
-import { createLogger, createMetrics, createShutdown, systemClock, type Common } from '../common.ts'
+import { createLogger } from '../common/logger.ts'
+import { createMetrics } from '../common/metrics.ts'
+import { createShutdown } from '../common/shutdown.ts'
+import { systemClock } from '../common/clock.ts'
+import { type Common } from '../common/common.ts'
 import type { Config } from '../config/config.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { FollowerEvent } from '../chain/block-follower.ts'
+import type { FollowerEvent } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge, type MinedTransaction } from '../domain/judge.ts'

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { TrackingEvents } from '../payments/events.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteSuccessWatches, findSuccessWatches, takeSuccessWatches, type SuccessWatch } from '../store/success-watches.ts'

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
-import type { Clock } from '../common.ts'
-import type { TrackingEvents } from '../payments/events.ts'
+import type { Clock } from '../common/clock.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
 import { completeTracking } from '../store/complete-tracking.ts'
 import type { Db } from '../store/database.ts'
 import { deleteMatches, findExpiredTrackings } from '../store/tracking-matches.ts'

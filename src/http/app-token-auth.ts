@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Clock } from '../common.ts'
+import type { Clock } from '../common/clock.ts'
 import { grantsScope, type AppScope } from '../domain/app-scopes.ts'
 import { authenticateAccessToken } from '../store/app-grants.ts'
 import type { Db } from '../store/database.ts'

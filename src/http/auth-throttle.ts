@@ -1,7 +1,7 @@
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { systemClock, type Clock } from '../common.ts'
+import { systemClock, type Clock } from '../common/clock.ts'
 import { HttpProblem } from './problem.ts'
 
 const WINDOW_SEC = 60

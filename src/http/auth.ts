@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Clock } from '../common.ts'
+import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import { authenticateApiKey } from '../store/api-keys.ts'
 import { hashSecret } from '../store/ids.ts'

@@ -2,6 +2,7 @@ import { AmountError, toBaseUnits } from '../domain/amount.ts'
 import type { FieldError } from '../domain/field-errors.ts'
 import { compareRepeat } from '../domain/identity.ts'
 import type { PaymentRequest } from '../domain/payment-request.ts'
+import type { ReferenceCheck } from '../domain/reference-check.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import { ChainUnavailableError, TokenNotFoundError } from '../chain/errors.ts'
 import type { ChainHandle, ChainRegistry } from '../chain/registry.ts'
@@ -19,7 +20,6 @@ export type CreateOutcome =
   | { kind: 'chain-unavailable' }
   | { kind: 'not-found'; detail: string }
 
-export type ReferenceCheck = (accountId: string, request: PaymentRequest) => Promise<CreateOutcome | undefined>
 
 export interface CreatePaymentDeps {
   db: Db

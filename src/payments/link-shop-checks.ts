@@ -3,7 +3,7 @@ import type { Db } from '../store/database.ts'
 import { findAccountLink } from '../store/links.ts'
 import { isShopConnected } from '../store/shops.ts'
 import { isShopifyPaymentTracked } from '../store/shopify-payments.ts'
-import type { ReferenceCheck } from './create-payment.ts'
+import type { ReferenceCheck } from '../domain/reference-check.ts'
 
 /**
  * Create-time checks of `link_id`, `shop` and `shopify_payment_id` (docs/api.md §5): the link

@@ -3,7 +3,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/database.ts'
 import { findReleaseCandidate } from '../store/payment-lookups.ts'
 import { releaseTracking } from '../store/release-tracking.ts'
-import type { TrackingEvents } from './events.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
 
 export type ReleaseOutcome =
   | { kind: 'released'; tracking: Tracking }

@@ -1,4 +1,4 @@
-import type { WindowBlock } from '../chain/block-window.ts'
+import type { WindowBlock } from '../domain/block-window.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 

@@ -1,4 +1,4 @@
-// One import for chain tests: `import { startAnvil, deployToken, ... } from "../support/index.ts"`.
+// One import for chain tests: `import { startAnvil, deployToken, ... } from "./index.ts"`.
 export * from "./anvil.ts";
 export * from "./compile.ts";
 export * from "./deploy.ts";

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { Clock } from '../../common.ts'
+import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import { createAppTokenAuth } from '../app-token-auth.ts'
 import { adminAppsRoutes } from './admin-apps.ts'

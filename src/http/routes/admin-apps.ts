@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Clock } from '../../common.ts'
+import type { Clock } from '../../common/clock.ts'
 import { ACCEPTED_SCOPE_NAMES, parseScopes } from '../../domain/app-scopes.ts'
 import type { FieldError } from '../../domain/field-errors.ts'
 import { parseIsoTimestamp } from '../../domain/iso-timestamp.ts'

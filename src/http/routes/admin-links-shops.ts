@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Clock } from '../../common.ts'
+import type { Clock } from '../../common/clock.ts'
 import { normalizeShopHost, SHOP_HOST_HINT } from '../../domain/shop-host.ts'
 import type { Db } from '../../store/database.ts'
 import { createLink, listLinks, removeLink, type Link } from '../../store/links.ts'

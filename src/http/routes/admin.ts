@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Clock } from '../../common.ts'
+import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import { createAccount, findAccount, listAccounts } from '../../store/accounts.ts'
 import { createApiKey, listApiKeys, revokeApiKey } from '../../store/api-keys.ts'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { Common } from '../../common.ts'
+import type { Common } from '../../common/common.ts'
 import { createAssetsReader } from '../../chain/assets-reader.ts'
 import { createPriceOracle } from '../../chain/price-oracle.ts'
 import type { ChainRegistry } from '../../chain/registry.ts'

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { Clock } from '../../common.ts'
+import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import { listDeliveries, redeliver, type AttemptRow, type DeliveryRow } from '../../store/deliveries.ts'
 import { findTrackingBySecret } from '../../store/trackings.ts'

@@ -2,14 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Db } from '../../store/database.ts'
-
-export interface ChainReadiness {
-  name: string
-  ok: boolean
-  head?: string
-  headAgeSeconds?: number
-  error?: string
-}
+import type { ChainReadiness } from '../../common/readiness.ts'
 
 export interface HealthRoutesDeps {
   db: Db

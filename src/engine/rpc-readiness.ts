@@ -1,6 +1,6 @@
-import type { Clock } from '../common.ts'
-import type { ChainReadiness } from '../http/routes/health.ts'
-import type { ChainRegistry } from './registry.ts'
+import type { Clock } from '../common/clock.ts'
+import type { ChainReadiness } from '../common/readiness.ts'
+import type { ChainRegistry } from '../chain/registry.ts'
 
 const TIMEOUT_MS = 3_000
 const CACHE_MS = 2_000

@@ -3,10 +3,11 @@ import type { ChainConfig } from '../config/chains.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteChainBlocksAbove, deleteChainBlocksBelow, loadChainWindow, saveChainBlock } from '../store/chain-blocks.ts'
-import type { BlockHeader, ChainReader, FullBlock } from './chain-reader.ts'
-import { BlockWindow, type WindowBlock } from './block-window.ts'
-import { RetryableChainError } from './errors.ts'
-import { createFinality } from './finality.ts'
+import type { BlockHeader } from '../domain/block-window.ts'
+import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
+import { BlockWindow, type WindowBlock } from '../domain/block-window.ts'
+import { RetryableChainError } from '../chain/errors.ts'
+import { createFinality } from '../chain/finality.ts'
 
 /** What the follower tells the engine, in chain order; the next event waits for the previous one. */
 export type FollowerEvent =

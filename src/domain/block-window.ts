@@ -1,4 +1,13 @@
-import type { BlockHeader } from './chain-reader.ts'
+import type { Hash } from 'viem'
+
+/** A block's identity and place in the chain: what a reorg check compares. */
+export interface BlockHeader {
+  number: bigint
+  hash: Hash
+  parentHash: Hash
+  /** Seconds since the epoch. */
+  timestamp: bigint
+}
 
 export type WindowBlock = Pick<BlockHeader, 'number' | 'hash' | 'parentHash' | 'timestamp'>
 

@@ -1,0 +1,3 @@
+/** Wall clock, injectable so that time-dependent behaviour is tested without sleeping. */
+export type Clock = () => Date
+export const systemClock: Clock = () => new Date()
