@@ -153,7 +153,7 @@ function pending(required: bigint, passed: bigint): Pending {
 const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
 /**
- * Judges a payment (README, "How payments are judged"), rows in order. Pure: the
+ * Judges a payment (docs/api.md, "How payments are judged"), rows in order. Pure: the
  * engine gathers the evidence, this decides. The judged transaction is the one that consumed
  * (sender, nonce): `consumer`, or `given` itself when it carries the right sender and nonce (being
  * mined, it consumed that nonce). A different consumer than the given transaction is a replacement:

@@ -1,4 +1,4 @@
-// The judge's table (README, "How payments are judged"): one row per case, rows in order, then
+// The judge's table (docs/api.md, "How payments are judged"): one row per case, rows in order, then
 // the edges (exact/over payment, fees, replacements, canonicity, confirmations and finality, and a
 // failure waiting for the same commitment as a success).
 import assert from 'node:assert/strict'
