@@ -1,5 +1,5 @@
 import { BaseError, HttpRequestError, RpcRequestError } from 'viem'
-import { retryAfterMs } from './backoff.ts'
+import { retryAfterMs } from '../common/backoff.ts'
 import { PaywatchError } from '../common/errors.ts'
 import { isChainError, isTransient } from './errors.ts'
 
@@ -30,12 +30,12 @@ export function isRpcFailure(error: unknown): boolean {
   return isTransient(error) || isChainError(error) || error instanceof BaseError
 }
 
-/** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms. */
-export function retryAfterOf(error: unknown): number | undefined {
+/** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms; `now` (epoch ms) from the caller's clock. */
+export function retryAfterOf(error: unknown, now: number): number | undefined {
   if (!(error instanceof BaseError)) return undefined
   const answer = error.walk((e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
     | HttpRequestError | RpcRequestError | null
-  return retryAfterMs(answer?.headers?.get('retry-after'))
+  return retryAfterMs(answer?.headers?.get('retry-after'), now)
 }
 
 function providerOf(error: unknown): string | undefined {
