@@ -1,39 +1,39 @@
 import { BaseError, HttpRequestError, RpcRequestError, SocketClosedError, TimeoutError, WebSocketRequestError } from 'viem'
+import { NonRetryableError, RetryableError } from '../common/errors.ts'
 
 /**
- * Errors of the chain layer, in viem's style: a short message plus the cause. `retryable` tells
- * the caller whether asking again later may give another answer (RPC down, timeout, rate limit)
- * or not (the answer itself is final).
+ * Errors of the chain layer, on the service's error model (src/common/errors.ts): whether asking
+ * again later may give another answer (RPC down, timeout, rate limit) or not (the answer itself is
+ * final) is the error's type, not a flag.
  */
-export class ChainError extends Error {
-  override name = 'ChainError'
-  readonly shortMessage: string
-  readonly retryable: boolean = false
-  constructor(shortMessage: string, options?: { cause?: unknown }) {
-    super(shortMessage, options)
-    this.shortMessage = shortMessage
-  }
-}
+export type ChainError = RetryableChainError | NonRetryableChainError
+
+/** Whether `error` was raised by the chain layer (as opposed to viem, the database or a bug). */
+export const isChainError = (error: unknown): error is ChainError =>
+  error instanceof RetryableChainError || error instanceof NonRetryableChainError
 
 /** Worth retrying later: the RPC failed, timed out or throttled us; the chain state is not at fault. */
-export class RetryableChainError extends ChainError {
+export class RetryableChainError extends RetryableError {
   override name = 'RetryableChainError'
-  override readonly retryable: boolean = true
+  override readonly code: string = 'CHAIN_RETRYABLE'
 }
 
 /** Retrying will not help: the chain answered, and the answer is the problem. */
-export class NonRetryableChainError extends ChainError {
+export class NonRetryableChainError extends NonRetryableError {
   override name = 'NonRetryableChainError'
+  override readonly code: string = 'CHAIN_NON_RETRYABLE'
 }
 
 /** The RPC could not be reached or kept failing: worth retrying later. */
 export class ChainUnavailableError extends RetryableChainError {
   override name = 'ChainUnavailableError'
+  override readonly code: string = 'CHAIN_UNAVAILABLE'
 }
 
 /** The address is not a contract answering `decimals()`: retrying will not help. */
 export class TokenNotFoundError extends NonRetryableChainError {
   override name = 'TokenNotFoundError'
+  override readonly code: string = 'TOKEN_NOT_FOUND'
 }
 
 /** JSON-RPC codes meaning "this node does not serve that method" (EIP-1474 / EIP-1193). */

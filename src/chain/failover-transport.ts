@@ -1,5 +1,6 @@
 import { BaseError, createTransport, ExecutionRevertedError, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem'
-import { backoffPolicies, createBackoff, delayFor, type BackoffPolicy } from './backoff.ts'
+import { backoffPolicies, createBackoff, delayFor, type BackoffPolicy } from '../common/backoff.ts'
+import { systemClock, type Clock } from '../common/clock.ts'
 import { isMethodUnavailable, isTransient } from './errors.ts'
 import { retryAfterOf } from './rpc-failure.ts'
 
@@ -21,6 +22,8 @@ export interface FailoverOptions {
   retryPolicy?: BackoffPolicy
   /** Jitter source (tests pass a fixed one). */
   random?: () => number
+  /** Wall clock of cool-downs and `Retry-After` dates (the service's injected clock; tests pass their own). */
+  clock?: Clock
   /**
    * No new pass starts once a request has taken this long: a provider that lets requests hang
    * until their timeout must not hold a caller (an API answer, a sync) for many timeouts in a row.
@@ -72,24 +75,26 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
   const retryPolicy = options.retryPolicy ?? backoffPolicies.rpcRequest
   const retryRounds = options.retryRounds ?? retryPolicy.delaysMs.length
   const random = options.random ?? Math.random
+  const clock = options.clock ?? systemClock
+  const now = () => clock().getTime()
   /** `notBefore`: when the endpoint's last `Retry-After` ends. */
   const health = endpoints.map(() => ({ failures: 0, coolUntil: 0, notBefore: 0 }))
 
   const order = (): number[] => {
-    const now = Date.now()
+    const at = now()
     const indexes = endpoints.map((_, i) => i)
-    const ready = indexes.filter((i) => health[i]!.coolUntil <= now)
-    const cooling = indexes.filter((i) => health[i]!.coolUntil > now).sort((a, b) => health[a]!.coolUntil - health[b]!.coolUntil)
+    const ready = indexes.filter((i) => health[i]!.coolUntil <= at)
+    const cooling = indexes.filter((i) => health[i]!.coolUntil > at).sort((a, b) => health[a]!.coolUntil - health[b]!.coolUntil)
     return [...ready, ...cooling]
   }
 
   const failed = (i: number, error: unknown) => {
     const failures = health[i]!.failures + 1
-    const now = Date.now()
-    const asked = retryAfterOf(error)
-    const notBefore = asked === undefined ? 0 : now + asked
+    const at = now()
+    const asked = retryAfterOf(error, at)
+    const notBefore = asked === undefined ? 0 : at + asked
     // Longer when the node asked for it.
-    health[i] = { failures, coolUntil: Math.max(now + delayFor(backoffPolicies.endpointCooldown, failures), notBefore), notBefore }
+    health[i] = { failures, coolUntil: Math.max(at + delayFor(backoffPolicies.endpointCooldown, failures, random), notBefore), notBefore }
   }
 
   return ({ chain, timeout }) => {
@@ -110,7 +115,7 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
           if (round > 0) {
             if (performance.now() - started > (options.requestBudgetMs ?? Infinity)) break
             // Every endpoint asked to wait (429/503 with Retry-After): honour the shortest wait.
-            const askedMs = Math.min(...health.map((h) => h.notBefore)) - Date.now()
+            const askedMs = Math.min(...health.map((h) => h.notBefore)) - now()
             if (askedMs > longestInlineWaitMs) break
             await new Promise((resolve) => setTimeout(resolve, pauses.next(askedMs)))
           }

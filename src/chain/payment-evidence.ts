@@ -1,7 +1,7 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash } from 'viem'
 import type { MinedTransaction, Transfer } from '../domain/judge.ts'
 import { createTraceReader, type RequestClient, type TraceSupport } from './call-trace.ts'
-import { ChainError, NonRetryableChainError, RetryableChainError } from './errors.ts'
+import { isChainError, NonRetryableChainError, RetryableChainError } from './errors.ts'
 import { erc20Transfers, internalValueTransfers, ownValueTransfer, type LogLike } from './transfers.ts'
 
 /** The fields of a transaction the evidence needs; viem's `Transaction` (from getBlock/getTransaction) fits. */
@@ -51,7 +51,7 @@ export interface EvidenceReader {
 
 /**
  * Reads mined transactions into the judge's `MinedTransaction` for ONE chain (trace support is
- * learned per reader). Errors are ChainErrors: `retryable` ones (RPC down, timeout, trace not
+ * learned per reader). Errors are ChainErrors: RetryableChainErrors (RPC down, timeout, trace not
  * there yet) mean "judge this later", never "the payment failed".
  */
 export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
@@ -94,7 +94,7 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
 
 function notFoundAsNull(error: unknown): null {
   if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null
-  if (error instanceof ChainError) throw error
+  if (isChainError(error)) throw error
   throw new RetryableChainError('the chain RPC did not answer', { cause: error })
 }
 

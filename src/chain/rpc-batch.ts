@@ -1,6 +1,7 @@
 import { BaseError, HttpRequestError, SocketClosedError, TimeoutError, WebSocketRequestError, type PublicClient } from 'viem'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { backoffPolicies, createBackoff, retryAfterMs } from './backoff.ts'
+import { backoffPolicies, createBackoff, retryAfterMs } from '../common/backoff.ts'
+import { systemClock, type Clock } from '../common/clock.ts'
 import { ChainUnavailableError, isTransientCode } from './errors.ts'
 
 /** True when the node could not be reached or did not answer in time (as opposed to answering with an error). */
@@ -42,8 +43,9 @@ class UnreachableBatchError extends ChainUnavailableError {
  * the whole batch when no URL answered, a few times (`backoffPolicies.rpcRequest`).
  */
 export async function sendRpcBatch(
-  urls: string[], client: PublicClient, calls: RpcCall[], options: { random?: () => number } = {},
+  urls: string[], client: PublicClient, calls: RpcCall[], options: { random?: () => number; clock?: Clock } = {},
 ): Promise<RpcAnswer[]> {
+  const clock = options.clock ?? systemClock
   const pauses = createBackoff(backoffPolicies.rpcRequest, options.random)
   const started = performance.now()
   // As for single requests: a batch that hung until its timeout may be sent again, not many times.
@@ -53,7 +55,7 @@ export async function sendRpcBatch(
   while (pending.length > 0) {
     let got: RpcAnswer[]
     try {
-      got = await send(urls, client, pending.map((index) => calls[index]!))
+      got = await send(urls, client, pending.map((index) => calls[index]!), clock)
     } catch (error) {
       if (!(error instanceof ChainUnavailableError) || !retriesLeft()) throw error
       // A Retry-After longer than the pauses of one request is left to the caller's own backoff.
@@ -86,7 +88,7 @@ export function isExecutionFailure(error: { code?: number; message: string }): b
   return error.code === 3 || /revert|out of gas|gas required exceeds|invalid opcode|invalid jump|stack (under|over)flow/i.test(error.message)
 }
 
-async function send(urls: string[], client: PublicClient, calls: RpcCall[]): Promise<RpcAnswer[]> {
+async function send(urls: string[], client: PublicClient, calls: RpcCall[], clock: Clock): Promise<RpcAnswer[]> {
   if (calls.length === 0) return []
   const httpUrls = urls.filter((url) => /^https?:/.test(url))
   let lastError: unknown
@@ -101,7 +103,7 @@ async function send(urls: string[], client: PublicClient, calls: RpcCall[]): Pro
         signal: AbortSignal.timeout(TIMEOUT_MS),
       })
       if (!response.ok) {
-        retryAfter = retryAfterMs(response.headers.get('retry-after')) ?? retryAfter
+        retryAfter = retryAfterMs(response.headers.get('retry-after'), clock().getTime()) ?? retryAfter
         throw new Error(`HTTP ${response.status} from the RPC`)
       }
       body = await response.json()

@@ -1,5 +1,6 @@
 import { createPublicClient, http, webSocket, type PublicClient, type Transport } from 'viem'
 import { socketClientCache } from 'viem/utils'
+import type { Clock } from '../common/clock.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { failover, type RpcAttempt } from './failover-transport.ts'
 
@@ -9,6 +10,8 @@ export interface RpcClientOptions {
   retryRounds?: number
   /** Called for every request sent to one URL (metrics, logs). */
   onAttempt?: (attempt: RpcAttempt) => void
+  /** The service's clock (endpoint cool-downs, `Retry-After` dates). */
+  clock?: Clock
 }
 
 /**
@@ -23,7 +26,9 @@ export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = 
   )
   return createPublicClient({
     // Passes over the URLs go on for up to two timeouts: one request that hung may be sent again, not many.
-    transport: failover(transports, { retryRounds: options.retryRounds, onAttempt: options.onAttempt, requestBudgetMs: 2 * timeout }),
+    transport: failover(transports, {
+      retryRounds: options.retryRounds, onAttempt: options.onAttempt, clock: options.clock, requestBudgetMs: 2 * timeout,
+    }),
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },
   }) as PublicClient

@@ -1,6 +1,7 @@
 import { BaseError, HttpRequestError, RpcRequestError } from 'viem'
-import { retryAfterMs } from './backoff.ts'
-import { ChainError, isTransient } from './errors.ts'
+import { retryAfterMs } from '../common/backoff.ts'
+import { PaywatchError } from '../common/errors.ts'
+import { isChainError, isTransient } from './errors.ts'
 
 /** What one log line says about a failed RPC request. */
 export interface RpcFailureFields {
@@ -26,15 +27,15 @@ export function failureFields(error: unknown): RpcFailureFields | { err: unknown
 
 /** Whether the error comes from the RPC (reached or not), as opposed to our own code or database. */
 export function isRpcFailure(error: unknown): boolean {
-  return isTransient(error) || error instanceof ChainError || error instanceof BaseError
+  return isTransient(error) || isChainError(error) || error instanceof BaseError
 }
 
-/** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms. */
-export function retryAfterOf(error: unknown): number | undefined {
+/** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms; `now` (epoch ms) from the caller's clock. */
+export function retryAfterOf(error: unknown, now: number): number | undefined {
   if (!(error instanceof BaseError)) return undefined
   const answer = error.walk((e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
     | HttpRequestError | RpcRequestError | null
-  return retryAfterMs(answer?.headers?.get('retry-after'))
+  return retryAfterMs(answer?.headers?.get('retry-after'), now)
 }
 
 function providerOf(error: unknown): string | undefined {
@@ -54,7 +55,7 @@ function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const parts: string[] = []
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    const short = e instanceof BaseError || e instanceof ChainError ? e.shortMessage : e.message
+    const short = e instanceof BaseError || e instanceof PaywatchError ? e.shortMessage : e.message
     const details = e instanceof BaseError && e.details && e.details !== short ? e.details : undefined
     const code = e instanceof RpcRequestError ? ` (code ${e.code})` : e instanceof HttpRequestError && e.status ? ` (HTTP ${e.status})` : ''
     const text = `${short}${code}${details ? `: ${details}` : ''}`.split('\n')[0]!

@@ -45,7 +45,10 @@ export interface Config {
   chains: Record<string, ChainConfig>
 }
 
-/** A bad configuration value; `message` is the one line printed before the process stops. */
+/**
+ * A bad configuration value; `message` is the one line printed before the process stops. Stays on
+ * `Error`: config sits below common/ in the layer order, and a bad setting is never retried.
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }

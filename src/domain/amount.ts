@@ -2,6 +2,11 @@
 
 const decimalPattern = /^(\d+)(?:\.(\d+))?$/
 
+/**
+ * An amount that is not one (the caller's input, answered as a validation error). Stays on `Error`:
+ * the domain layer sits below common/ (docs: layer order domain → config → common) and imports
+ * nothing of the service, and an input's error is never retried, so it needs no retry type.
+ */
 export class AmountError extends Error {
   override name = 'AmountError'
 }

@@ -1,6 +1,7 @@
 import type { Transaction, TransactionReceipt, Hash } from 'viem'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { isMethodUnavailable } from '../chain/errors.ts'
+import { isRetryable } from '../common/errors.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { decide, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
@@ -12,6 +13,11 @@ export type BlockFinding =
   | { kind: 'found'; tracking: Tracking; given: MinedTransaction | null; consumer: MinedTransaction | null; match: TrackingMatch }
   /** The transaction is in the block but could not be read (RPC failed): stored, read again later. */
   | { kind: 'unresolved'; tracking: Tracking; match: TrackingMatch; error: unknown }
+  /**
+   * The transaction is in the block but its evidence can never be read (a NonRetryableError: the
+   * RPC's answer itself is wrong): not stored, so that no block reads it again.
+   */
+  | { kind: 'unreadable'; tracking: Tracking; error: unknown }
 
 export interface ReceiptSource {
   /** Receipts of `hashes` in `block`; a receipt the RPC does not have (yet) is missing from the map. */
@@ -115,6 +121,7 @@ export async function readBlockEvidence(deps: BlockEvidenceDeps, block: FullBloc
       locateVerdict(match, tracking)
       return { kind: 'found', tracking, given: givenEvidence, consumer: consumerEvidence, match }
     } catch (error) {
+      if (!isRetryable(error)) return { kind: 'unreadable', tracking, error }
       match.pendingHashes = { given: tracking.transaction, consumer: consumer?.hash.toLowerCase() ?? null }
       return { kind: 'unresolved', tracking, match, error }
     }

@@ -2,12 +2,13 @@ import type { Logger } from 'pino'
 import type { ChainConfig } from '../config/chains.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
-import { deleteChainBlocksAbove, deleteChainBlocksBelow, loadChainWindow, saveChainBlock } from '../store/chain-blocks.ts'
-import type { BlockHeader } from '../domain/block-window.ts'
+import type { BlockHeader, BlockWindow, WindowBlock } from '../domain/block-window.ts'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
-import { BlockWindow, type WindowBlock } from '../domain/block-window.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import { createFinality } from '../chain/finality.ts'
+import { createLookahead } from './block-lookahead.ts'
+import { findCommonAncestor } from './reorg-ancestor.ts'
+import { StoredWindow } from './stored-window.ts'
 
 /** What the follower tells the engine, in chain order; the next event waits for the previous one. */
 export type FollowerEvent =
@@ -59,55 +60,37 @@ export interface FollowerDeps {
  * restart), walks back to the common ancestor on a reorg, and tracks finality (the RPC's
  * `finalized` tag, or `finalityDepth` below the head when configured, or `fallbackFinalityDepth`
  * when the RPC does not know the tag). A block is recorded as processed only after the sink
- * handled it: a crash replays it, never skips it.
+ * handled it: a crash replays it, never skips it. The window's storage is stored-window.ts, the
+ * walk back to the ancestor reorg-ancestor.ts, the reads ahead block-lookahead.ts.
  */
 export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   const { chain, reader, db, sink } = deps
   const now = deps.now ?? Date.now
-  const pruneSlack = BigInt(deps.pruneSlack ?? 32)
-  let window: BlockWindow | undefined
+  const stored = new StoredWindow({ db, chain: chain.name, fence: deps.fence, pruneSlack: BigInt(deps.pruneSlack ?? 32) })
   /** After a reorg deeper than the window: the number to restart from with an empty window. */
   let restartAt: bigint | undefined
   const finality = createFinality(chain, reader, deps.logger)
-  /** Oldest block still stored: the stored window is pruned in steps of `pruneSlack` blocks. */
-  let storedOldest = 0n
   const state: FollowerState = { head: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
 
   const load = async (): Promise<BlockWindow> => {
-    if (!window) {
-      window = new BlockWindow(await loadChainWindow(db, chain.name))
-      state.head = window.tip
-      // The stored window starts at the last finalized block seen.
-      state.finalized = window.oldest?.number ?? 0n
-      storedOldest = window.oldest?.number ?? 0n
-    }
+    if (stored.loaded) return stored.loaded
+    const window = await stored.load()
+    state.head = window.tip
+    // The stored window starts at the last finalized block seen.
+    state.finalized = window.oldest?.number ?? 0n
     return window
   }
 
   const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint) => {
     await sink({ type: 'block', block, finalized: finalized < block.number ? finalized : block.number })
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
-    await saveChainBlock(db, chain.name, entry, deps.fence)
-    win.push(entry)
+    await stored.append(win, entry)
     state.head = entry
   }
 
   /** `from` is canonical but does not extend the window: find the newest block both agree on. */
   const reorg = async (win: BlockWindow, from: BlockHeader) => {
-    let cursor: BlockHeader = from
-    let ancestor: bigint | undefined
-    for (;;) {
-      const parentNumber = cursor.number - 1n
-      const ours = win.get(parentNumber)
-      if (!ours) break
-      if (ours.hash === cursor.parentHash) {
-        ancestor = parentNumber
-        break
-      }
-      const parent = await reader.headerByHash(cursor.parentHash)
-      if (!parent) throw new RetryableChainError(`the RPC does not know block ${cursor.parentHash} (parent of ${cursor.number})`)
-      cursor = parent
-    }
+    let ancestor = await findCommonAncestor(reader, win, from)
     if (ancestor === undefined) {
       // Deeper than every block kept (below finality): start over from the oldest block we had.
       const oldest = win.oldest
@@ -119,7 +102,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     if (restartAt !== undefined) win.clear()
     deps.logger.warn({ chain: chain.name, ancestor, depth: removed.length, block: from.number }, 'chain reorganized')
     await sink({ type: 'reorg', ancestor, removed })
-    await deleteChainBlocksAbove(db, chain.name, ancestor, deps.fence)
+    await stored.dropAbove(ancestor)
     state.head = win.tip
   }
 
@@ -130,12 +113,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     if (finalized <= state.finalized) return
     await sink({ type: 'finalize', finalized, head: tip.number })
     state.finalized = finalized
-    win.pruneBelow(finalized)
-    const oldest = win.oldest!.number
-    if (oldest - storedOldest >= pruneSlack) {
-      await deleteChainBlocksBelow(db, chain.name, oldest, deps.fence)
-      storedOldest = oldest
-    }
+    await stored.pruneBelow(win, finalized)
   }
 
   /** One sync at a time: a second caller waits for the running one, then syncs itself. */
@@ -209,41 +187,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   return {
     sync,
-    holds: (number, hash) => window?.holds(number, hash),
+    holds: (number, hash) => stored.loaded?.holds(number, hash),
     state,
-  }
-}
-
-/** Blocks read at once ahead of the one being processed (catching up): a slow or failed read delays the others less. */
-const lookaheadBlocks = 4
-
-/**
- * The next few blocks, requested side by side while the follower processes them one by one in
- * order: under a flaky provider, one read hanging until its timeout or waiting out a retry no
- * longer stalls every block behind it.
- */
-function createLookahead(reader: ChainReader, head: bigint) {
-  const reads = new Map<bigint, Promise<FullBlock | null>>()
-  return {
-    /** Whether the last block taken was read ahead (not just now). */
-    read: false,
-    from(first: bigint, most: number) {
-      const last = first + BigInt(Math.min(lookaheadBlocks, most)) - 1n
-      for (let number = first; number <= last && number <= head; number++) {
-        if (reads.has(number)) continue
-        const read = reader.block(number)
-        read.catch(() => {}) // awaited by take(); a read never taken must not be an unhandled rejection
-        reads.set(number, read)
-      }
-    },
-    take(number: bigint): Promise<FullBlock | null> {
-      const read = reads.get(number)
-      reads.delete(number)
-      this.read = read !== undefined
-      return read ?? reader.block(number)
-    },
-    clear() {
-      reads.clear()
-    },
   }
 }

@@ -6,6 +6,7 @@ import { judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
+import { isRetryable } from '../common/errors.ts'
 import type { Db } from '../store/database.ts'
 import {
   deleteMatches, deleteMatchesAbove, findBlockCandidates, findMatchedTrackings, saveMatch, type TrackingMatch,
@@ -79,6 +80,12 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       let stored = true
       if (!evidence) {
         const read = await reread(tracking, match)
+        if (read === 'unreadable') {
+          // Retrying cannot help: the match goes, so that no later block reads it again.
+          await deleteMatches(deps.db, [tracking.id], fence)
+          deps.verdicts.searchingAgain(tracking.id)
+          return
+        }
         if (!read) return
         evidence = read
         match.evidence = evidence
@@ -93,8 +100,11 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     return matched.length
   }
 
-  /** A match whose transactions could not be read when found: read them by hash now. */
-  const reread = async (tracking: Tracking, match: TrackingMatch) => {
+  /**
+   * A match whose transactions could not be read when found: read them by hash now. Undefined
+   * while not readable yet (retried on the next block); 'unreadable' when it never will be.
+   */
+  const reread = async (tracking: Tracking, match: TrackingMatch): Promise<NonNullable<TrackingMatch['evidence']> | 'unreadable' | undefined> => {
     const native = paysNative(tracking)
     const hashes = match.pendingHashes ?? { given: tracking.transaction, consumer: match.transaction }
     try {
@@ -105,6 +115,10 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
       return { given, consumer }
     } catch (error) {
+      if (!isRetryable(error)) {
+        log.error({ ...failureFields(error), tracking: tracking.id }, unreadableForGood)
+        return 'unreadable'
+      }
       log.warn({ ...failureFields(error), tracking: tracking.id }, 'matched transaction still unreadable; retrying on the next block')
       return undefined
     }
@@ -115,6 +129,10 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
     await settleAll(findings.map(async (finding) => {
       const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
+      if (finding.kind === 'unreadable') {
+        blockLog.error(failureFields(finding.error), unreadableForGood)
+        return
+      }
       if (finding.kind === 'unresolved') {
         blockLog.warn(failureFields(finding.error), 'payment transaction found but unreadable; retrying on the next block')
         await saveMatch(deps.db, finding.match, deps.clock(), fence)
@@ -178,6 +196,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     handle: (event, fence) => deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event, fence)),
   }
 }
+
+/**
+ * Logged once per tracking when a NonRetryableError says its evidence will never be readable: the
+ * tracking stays pending (no verdict is made up from evidence the service does not have) until a
+ * later block names it again (a reorg) or the time-out sweeper fails it, as before; only the
+ * pointless re-read on every block is gone.
+ */
+const unreadableForGood = 'payment transaction found but unreadable for good; not retried'
 
 /** Waits for every one (none keeps running behind a failure), then throws the first failure. */
 async function settleAll<T extends readonly unknown[]>(work: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {

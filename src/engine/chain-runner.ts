@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createBlockFollower, type BlockFollower, type FollowerEvent } from './block-follower.ts'
-import { backoffPolicies, createBackoff } from '../chain/backoff.ts'
+import { backoffPolicies, createBackoff } from '../common/backoff.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
 import { createHeadSignal } from './head-signal.ts'
 import { rpcFailureFields } from '../chain/rpc-failure.ts'
@@ -123,6 +123,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
 
   const run = async () => {
     const stop = stopController.signal
+    const restarts = createBackoff(backoffPolicies.chainRunnerRestart, deps.random)
     while (!stop.aborted) {
       status = 'standby'
       const lead = await deps.lock.acquire(stop)
@@ -138,10 +139,11 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         status = 'following'
         log.info('following the chain')
         await follow(signal, lead.fence)
+        restarts.reset()
         if (!stop.aborted) log.warn('lost the chain lead; standing by')
       } catch (error) {
         log.error({ err: error }, 'chain runner failed; restarting')
-        await pause(1_000, stop)
+        await pause(restarts.next(), stop)
       } finally {
         await deps.lock.release()
       }

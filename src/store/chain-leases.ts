@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { NonRetryableError } from '../common/errors.ts'
 import type { Db } from './database.ts'
 
 /** What a follower's writes carry: the lease they are made under. */
@@ -12,11 +13,12 @@ export interface WriteFence {
  * This node no longer holds the chain's lease (it expired, or another node took it over): the write
  * was refused and the follower must stop and stand by. Never retried.
  */
-export class LeadershipLostError extends Error {
+export class LeadershipLostError extends NonRetryableError {
+  override name = 'LeadershipLostError'
+  override readonly code: string = 'LEADERSHIP_LOST'
   readonly chain: string
   constructor(chain: string) {
     super(`this node no longer leads chain ${chain}: write refused`)
-    this.name = 'LeadershipLostError'
     this.chain = chain
   }
 }

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { Logger } from 'pino'
+import { backoffPolicies, delayFor } from '../common/backoff.ts'
 
 export interface PgListenerOptions {
   url: string
@@ -24,7 +25,8 @@ export interface PgListener {
 
 export const LISTENER_APPLICATION_NAME = 'paywatch-listen'
 
-const defaultRetryDelay = (attempt: number): number => Math.min(200 * 2 ** attempt, 10_000)
+/** The n-th reconnect attempt (n = 0, 1, …) is the (n + 1)-th failure in a row of the shared policy. */
+const defaultRetryDelay = (attempt: number): number => delayFor(backoffPolicies.listenReconnect, attempt + 1)
 
 /**
  * LISTEN on a dedicated PostgreSQL connection (a pooled one would be handed to other queries),

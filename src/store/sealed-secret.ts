@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { NonRetryableError } from '../common/errors.ts'
 
 /**
  * Secrets the service must read back (signing keys) are stored sealed when PAYWATCH_SECRETS_KEY is
@@ -9,8 +10,9 @@ const PREFIX = 'pwenc:'
 const V1 = 'pwenc:v1:'
 
 /** A sealed value that cannot be opened: no key, another key, or a damaged value. */
-export class SealedSecretError extends Error {
+export class SealedSecretError extends NonRetryableError {
   override name = 'SealedSecretError'
+  override readonly code: string = 'SEALED_SECRET_UNREADABLE'
 }
 
 export const isSealed = (stored: string): boolean => stored.startsWith(PREFIX)

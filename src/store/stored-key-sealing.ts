@@ -1,10 +1,12 @@
 import { sql } from 'kysely'
+import { NonRetryableError } from '../common/errors.ts'
 import type { Db } from './database.ts'
 import { isSealed, open, seal, SealedSecretError } from './sealed-secret.ts'
 
 /** The stored signing keys cannot be read with the configured PAYWATCH_SECRETS_KEY; the message is one line. */
-export class StoredKeysError extends Error {
+export class StoredKeysError extends NonRetryableError {
   override name = 'StoredKeysError'
+  override readonly code: string = 'STORED_KEYS_UNREADABLE'
 }
 
 /**

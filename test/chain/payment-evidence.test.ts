@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { createPublicClient, http, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
+import { isRetryable } from '../../src/common/errors.ts'
 import { isMethodUnavailable, isTransient, RetryableChainError } from '../../src/chain/errors.ts'
 import { createEvidenceReader, findConsumer } from '../../src/chain/payment-evidence.ts'
 import { erc20Transfers, internalValueTransfers, TRANSFER_TOPIC } from '../../src/chain/transfers.ts'
@@ -103,7 +104,7 @@ test('an overloaded RPC (HTTP 503) is retryable, not "unsupported"', async () =>
   proxy.mode = 'unavailable'
   const reader = readerThroughProxy()
   const { hash } = await routerPayment()
-  await assert.rejects(reader.fromHash(hash, { native: true }), (e) => e instanceof RetryableChainError && e.retryable)
+  await assert.rejects(reader.fromHash(hash, { native: true }), (e) => e instanceof RetryableChainError && isRetryable(e))
   assert.equal(reader.traceSupport(), 'unknown')
   proxy.mode = 'forward'
   const evidence = await reader.fromHash(hash, { native: true })

@@ -8,7 +8,10 @@ export interface BackoffPolicy {
   readonly jitter: number
 }
 
-/** Every backoff of the chain layer, in one place. */
+/**
+ * Every backoff of the service, in one place (one table, named by what waits): a retry site picks
+ * its policy here instead of writing its own `min(cap, base * 2 ** n)`.
+ */
 export const backoffPolicies = {
   /**
    * One RPC request after a transient failure (timeout, dropped connection, 5xx, 429, -32603,
@@ -20,6 +23,15 @@ export const backoffPolicies = {
   endpointCooldown: { delaysMs: [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 60_000], jitter: 0 },
   /** The chain follower after a sync that failed without processing a block; reset by progress. */
   chainSync: { delaysMs: [250, 500, 1_000, 2_000, 5_000], jitter: 0.2 },
+  /** A chain runner whose whole leadership round failed (not a sync: the lease, the database): restarts after this. */
+  chainRunnerRestart: { delaysMs: [1_000], jitter: 0 },
+  /**
+   * A new tracking's fast-path check while the RPC fails: doubling from 1 s up to a minute, until
+   * the tracking times out (the blocks to come judge it anyway).
+   */
+  fastPathCheck: { delaysMs: [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000], jitter: 0 },
+  /** A PostgreSQL LISTEN connection that failed or was lost: doubling from 200 ms up to 10 s. */
+  listenReconnect: { delaysMs: [200, 400, 800, 1_600, 3_200, 6_400, 10_000], jitter: 0 },
 } as const satisfies Record<string, BackoffPolicy>
 
 export interface Backoff {
@@ -54,8 +66,11 @@ export function delayFor(policy: BackoffPolicy, failures: number, random: () => 
   return Math.round(base + base * policy.jitter * (2 * random() - 1))
 }
 
-/** The pause a `Retry-After` header asks for (seconds or an HTTP date), in ms; undefined if absent or unreadable. */
-export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
+/**
+ * The pause a `Retry-After` header asks for (seconds or an HTTP date), in ms; undefined if absent or
+ * unreadable. `now` (epoch ms) comes from the caller's clock: an HTTP date is relative to it.
+ */
+export function retryAfterMs(value: string | null | undefined, now: number): number | undefined {
   if (!value) return undefined
   const seconds = Number(value)
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)

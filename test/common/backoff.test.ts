@@ -2,7 +2,7 @@
 // progress, spread by jitter within bounds, and wait at least what the provider asked for.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { backoffPolicies, createBackoff, delayFor, retryAfterMs } from '../../src/chain/backoff.ts'
+import { backoffPolicies, createBackoff, delayFor, retryAfterMs } from '../../src/common/backoff.ts'
 
 test('steps up to a bounded ceiling, and starts over once progress is reset', () => {
   const backoff = createBackoff(backoffPolicies.chainSync, () => 0.5)
@@ -28,8 +28,17 @@ test('jitter spreads each step within its share, and a Retry-After is a floor', 
 })
 
 test('Retry-After in seconds or as an HTTP date', () => {
-  assert.equal(retryAfterMs('2'), 2_000)
-  assert.equal(retryAfterMs('Wed, 25 Nov 2026 10:00:05 GMT', Date.parse('Wed, 25 Nov 2026 10:00:00 GMT')), 5_000)
-  assert.equal(retryAfterMs('soon'), undefined)
-  assert.equal(retryAfterMs(null), undefined)
+  const now = Date.parse('Wed, 25 Nov 2026 10:00:00 GMT')
+  assert.equal(retryAfterMs('2', now), 2_000)
+  assert.equal(retryAfterMs('Wed, 25 Nov 2026 10:00:05 GMT', now), 5_000)
+  assert.equal(retryAfterMs('soon', now), undefined)
+  assert.equal(retryAfterMs(null, now), undefined)
+})
+
+test('the policies that replaced hand-written backoffs keep their delays', () => {
+  for (let attempt = 0; attempt <= 10; attempt++) {
+    assert.equal(delayFor(backoffPolicies.fastPathCheck, attempt + 1), Math.min(60_000, 1_000 * 2 ** attempt), `fast path, attempt ${attempt}`)
+    assert.equal(delayFor(backoffPolicies.listenReconnect, attempt + 1), Math.min(200 * 2 ** attempt, 10_000), `LISTEN, attempt ${attempt}`)
+    assert.equal(delayFor(backoffPolicies.chainRunnerRestart, attempt + 1), 1_000)
+  }
 })

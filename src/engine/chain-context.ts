@@ -1,0 +1,70 @@
+import type { Logger } from 'pino'
+import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
+import { createFinality } from '../chain/finality.ts'
+import { createEvidenceReader } from '../chain/payment-evidence.ts'
+import type { ChainHandle } from '../chain/registry.ts'
+import type { Clock } from '../common/clock.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
+import type { Db } from '../store/database.ts'
+import { createReceiptSource } from './block-evidence.ts'
+import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
+import { createChainRunner, type ChainRunner } from './chain-runner.ts'
+import type { EngineMetrics } from './engine-metrics.ts'
+import type { FastPathDeps } from './fast-path.ts'
+import type { LeaderLock } from './leader-lock.ts'
+import { createSuccessWatcher } from './success-watch.ts'
+import { createVerdicts } from './verdicts.ts'
+
+/** Everything the engine keeps for one tracked chain. */
+export interface ChainContext {
+  handle: ChainHandle
+  reader: ChainReader
+  runner: ChainRunner
+  lock: LeaderLock
+  fastPath: FastPathDeps
+}
+
+export interface ChainContextDeps {
+  handle: ChainHandle
+  db: Db
+  events: TrackingEvents
+  clock: Clock
+  logger: Logger
+  metrics: EngineMetrics
+  /** The chain's leadership (made by the lease channel, which knows the database). */
+  lock: LeaderLock
+  onBlockProcessed?: (info: BlockProcessed) => void
+}
+
+/**
+ * Wires one chain: its RPC readers, the verdicts and success watches, the block processor fed by
+ * the runner's follower, and what the fast path needs to judge a new tracking between two blocks.
+ */
+export function createChainContext(deps: ChainContextDeps): ChainContext {
+  const { handle, db, events, clock, logger, metrics, lock } = deps
+  const chain = handle.config
+  const reader = createChainReader(handle.client)
+  const evidence = createEvidenceReader(handle.client)
+  const verdicts = createVerdicts({
+    chain: chain.name, db, events, clock, logger, metrics,
+    isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
+  })
+  // The runner is made last (it needs the processor): until then nothing is held.
+  let runner: ChainRunner | undefined
+  const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
+  const successes = createSuccessWatcher({ chain: chain.name, db, events, logger, metrics, holds })
+  const processor = createChainProcessor({
+    chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, successes, metrics, logger, clock, holds,
+    onBlockProcessed: deps.onBlockProcessed,
+  })
+  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
+  runner = current
+  return {
+    handle, reader, runner: current, lock,
+    fastPath: {
+      chain: chain.name, reader, evidence, verdicts, finality: createFinality(chain, reader, logger),
+      followerHead: () => current.follower?.state.head?.number,
+      exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
+    },
+  }
+}

@@ -1,0 +1,119 @@
+// A payment transaction whose evidence cannot be read for good (a NonRetryableError: the RPC's
+// answer itself is the problem, asking again gives the same) is not read again on every block until
+// the tracking times out: the block processor stops retrying it at once, logs it as an error, and
+// keeps retrying only what may succeed later (a RetryableError). Real Anvil and a real database; the
+// evidence reader is the real one, wrapped to fail for the two senders of the test.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import pino from 'pino'
+import { parseEther } from 'viem'
+import { createChainReader } from '../../src/chain/chain-reader.ts'
+import { NonRetryableChainError, RetryableChainError } from '../../src/chain/errors.ts'
+import { createEvidenceReader, type EvidenceReader } from '../../src/chain/payment-evidence.ts'
+import { createRpcClient } from '../../src/chain/rpc-client.ts'
+import { createMetrics } from '../../src/common/metrics.ts'
+import { createTrackingEvents } from '../../src/common/tracking-events.ts'
+import { builtInChains } from '../../src/config/chains.ts'
+import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
+import { createReceiptSource } from '../../src/engine/block-evidence.ts'
+import { createBlockFollower } from '../../src/engine/block-follower.ts'
+import { createChainProcessor } from '../../src/engine/chain-processor.ts'
+import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
+import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
+import { createVerdicts } from '../../src/engine/verdicts.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { findMatchedTrackings } from '../../src/store/tracking-matches.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
+import { insertTestTracking, randomAddress } from '../support/trackings.ts'
+
+let anvil: Anvil
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+
+before(async () => {
+  anvil = await startAnvil()
+  database = await createTestDatabase()
+})
+after(async () => {
+  await database?.close()
+  await anvil?.stop()
+})
+
+test('evidence that fails for good is not read again on every block; a retryable failure is', async () => {
+  const chain = { ...builtInChains().ethereum!, chainId: anvil.chainId, rpc: [anvil.rpcUrl], pollingIntervalMs: 20, rpcTimeoutMs: 2_000 }
+  const client = createRpcClient(chain, { retryRounds: 0 })
+  const reader = createChainReader(client)
+  const real = createEvidenceReader(client)
+  const [, alice, bob] = anvil.accounts
+  // Alice's transaction fails once retryably (the match is stored and read again on the next
+  // block), then for good; Bob's fails for good at once.
+  const reads = { alice: 0, bob: 0 }
+  const failing = (from: string): Error | undefined => {
+    if (from.toLowerCase() === bob!.address.toLowerCase()) {
+      reads.bob++
+      return new NonRetryableChainError('receipt 0xbad does not belong to the transaction (test)')
+    }
+    if (from.toLowerCase() === alice!.address.toLowerCase()) {
+      reads.alice++
+      return reads.alice === 1 ? new RetryableChainError('trace not there yet (test)') : new NonRetryableChainError('malformed receipt (test)')
+    }
+    return undefined
+  }
+  const evidence: EvidenceReader = {
+    ...real,
+    async fromFetched(tx, receipt, options) {
+      const error = failing(tx.from)
+      if (error) throw error
+      return real.fromFetched(tx, receipt, options)
+    },
+    async fromHash(hash, options) {
+      const tx = await client.getTransaction({ hash: hash as `0x${string}` })
+      const error = failing(tx.from)
+      if (error) throw error
+      return real.fromHash(hash, options)
+    },
+  }
+
+  const lines: Record<string, unknown>[] = []
+  const logger = pino({ level: 'info' }, { write: (raw: string) => void lines.push(JSON.parse(raw) as Record<string, unknown>) })
+  const events = createTrackingEvents()
+  const metrics = createEngineMetrics(createMetrics().registry, { now: () => new Date(), chains: ['ethereum'], countPending: async () => new Map() })
+  const db = database.db
+  const verdicts = createVerdicts({ chain: 'ethereum', db, events, clock: () => new Date(), logger, metrics, isCanonical: async () => true })
+  let holds: (number: bigint, hash: string) => boolean | undefined = () => undefined
+  const processor = createChainProcessor({
+    chain: 'ethereum', db, evidence, receipts: createReceiptSource(reader), verdicts, metrics, logger, clock: () => new Date(),
+    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics, holds: (n, h) => holds(n, h) }),
+    holds: (n, h) => holds(n, h),
+  })
+  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event) => processor.handle(event) })
+  holds = follower.holds
+  await follower.sync()
+
+  const accountId = (await createAccount(db, 'evidence fail fast')).id
+  const afterBlock = await anvil.publicClient.getBlockNumber()
+  const trackings = []
+  for (const sender of [alice!, bob!]) {
+    const nonce = BigInt(await anvil.publicClient.getTransactionCount({ address: sender.address }))
+    trackings.push(await insertTestTracking(db, accountId, {
+      blockchain: 'ethereum', sender: sender.address.toLowerCase(), nonce, receiver: randomAddress(), token: NATIVE_TOKEN,
+      amount: '1', decimals: 18, transaction: null, afterBlock, confirmations: 2,
+    }))
+  }
+  await sendNative(anvil, alice!, trackings[0]!.receiver as `0x${string}`, parseEther('1'))
+  await sendNative(anvil, bob!, trackings[1]!.receiver as `0x${string}`, parseEther('1'))
+  await follower.sync()
+  for (let i = 0; i < 6; i++) {
+    await mine(anvil, 1)
+    await follower.sync()
+  }
+
+  assert.equal(reads.bob, 1, 'read once: the failure is final')
+  assert.equal(reads.alice, 2, 'read again after the retryable failure, then no more')
+  assert.deepEqual(await findMatchedTrackings(db, 'ethereum'), [], 'no match left behind to be read again on every block')
+  const statuses = await db.selectFrom('trackings').select('status').where('id', 'in', trackings.map((t) => t.id)).execute()
+  assert.deepEqual(statuses.map((s) => s.status), ['pending', 'pending'], 'left to the time-out, as before')
+  const errors = lines.filter((line) => line.level === 50)
+  assert.equal(errors.length, 2, `one error line per tracking: ${JSON.stringify(errors)}`)
+  for (const line of errors) assert.match(String(line.error), /\(test\)/)
+})
