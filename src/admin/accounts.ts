@@ -17,13 +17,19 @@ export async function listAccounts(deps: AdminDeps): Promise<Account[]> {
 }
 
 /** A new API key of the account; the clear key is in this answer only. */
-export async function createApiKey(deps: AdminDeps, accountId: string): Promise<{ kind: 'created'; key: { id: string; key: string } } | NotFound<'account'>> {
+export async function createApiKey(
+  deps: AdminDeps,
+  accountId: string,
+): Promise<{ kind: 'created'; key: { id: string; key: string } } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   return { kind: 'created', key: await apiKeys.createApiKey(deps.db, accountId) }
 }
 
-export async function listApiKeys(deps: AdminDeps, accountId: string): Promise<{ kind: 'listed'; keys: ApiKeyInfo[] } | NotFound<'account'>> {
+export async function listApiKeys(
+  deps: AdminDeps,
+  accountId: string,
+): Promise<{ kind: 'listed'; keys: ApiKeyInfo[] } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   return { kind: 'listed', keys: await apiKeys.listApiKeys(deps.db, accountId) }

@@ -10,7 +10,11 @@ import { readRequiredName } from './names.ts'
 type Invalid = { kind: 'invalid'; errors: FieldError[] }
 
 /** Apps owned by developer accounts (docs/api.md §2 and §6): the name is read first, then the owner must exist. */
-export async function createApp(deps: AdminDeps, ownerAccountId: string, name: unknown): Promise<{ kind: 'created'; app: App } | Invalid | NotFound<'account'>> {
+export async function createApp(
+  deps: AdminDeps,
+  ownerAccountId: string,
+  name: unknown,
+): Promise<{ kind: 'created'; app: App } | Invalid | NotFound<'account'>> {
   const read = readRequiredName(name)
   if ('error' in read) return { kind: 'invalid', errors: [read.error] }
   const missing = await missingAccount(deps.db, ownerAccountId)
@@ -35,7 +39,9 @@ export async function deleteApp(deps: AdminDeps, appId: string): Promise<{ kind:
  * this answer only.
  */
 export async function grantApp(
-  deps: AdminDeps, appId: string, input: GrantInput,
+  deps: AdminDeps,
+  appId: string,
+  input: GrantInput,
 ): Promise<{ kind: 'created'; grant: AppGrant; accessToken: string } | Invalid | NotFound<'app' | 'account'>> {
   const read = readGrantRequest(input, deps.clock())
   if (read.kind === 'invalid') return read

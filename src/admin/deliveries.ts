@@ -11,7 +11,9 @@ import { notFound, type NotFound } from './admin-deps.ts'
  */
 
 export async function listPaymentDeliveries(
-  deps: { db: Db }, accountId: string, secretId: string,
+  deps: { db: Db },
+  accountId: string,
+  secretId: string,
 ): Promise<{ kind: 'listed'; deliveries: (DeliveryRow & { attemptLog: AttemptRow[] })[] } | NotFound<'payment tracking'>> {
   const tracking = await findTrackingBySecret(deps.db, accountId, secretId)
   if (!tracking) return notFound('payment tracking')

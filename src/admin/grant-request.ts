@@ -20,10 +20,14 @@ export interface GrantRequest {
  * must lie after `now`, the caller's clock (one rule for the admin API and the CLI). Errors come in
  * field order: account_id, scopes, expires_at.
  */
-export function readGrantRequest(input: GrantInput, now: Date): { kind: 'ok'; request: GrantRequest } | { kind: 'invalid'; errors: FieldError[] } {
+export function readGrantRequest(
+  input: GrantInput,
+  now: Date,
+): { kind: 'ok'; request: GrantRequest } | { kind: 'invalid'; errors: FieldError[] } {
   const errors: FieldError[] = []
   const { accountId } = input
-  if (typeof accountId !== 'string' || accountId === '' || accountId.length > 128) errors.push({ path: 'account_id', message: 'is required: the id of the granting account' })
+  if (typeof accountId !== 'string' || accountId === '' || accountId.length > 128)
+    errors.push({ path: 'account_id', message: 'is required: the id of the granting account' })
   const scopes = parseScopes(input.scopes)
   if (!scopes.ok) errors.push({ path: 'scopes', message: scopes.message })
   let expiresAt: Date | null = null

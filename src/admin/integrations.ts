@@ -23,20 +23,33 @@ export interface IntegrationDeps {
  * An integration with its own callback-signing key (docs/api.md §6); the private half never leaves
  * the database. The name is taken as read (the admin API with `readOptionalName`, the CLI verbatim).
  */
-export async function createIntegration(deps: IntegrationDeps, accountId: string, name: string | null): Promise<{ kind: 'created'; integration: Integration } | NotFound<'account'>> {
+export async function createIntegration(
+  deps: IntegrationDeps,
+  accountId: string,
+  name: string | null,
+): Promise<{ kind: 'created'; integration: Integration } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   if (deps.checkStoredKeys) await sealStoredSigningKeys(deps.db, deps.secretsKey)
-  return { kind: 'created', integration: await integrations.createIntegration(deps.db, accountId, name, await deps.generateKeyPair(), deps.secretsKey) }
+  return {
+    kind: 'created',
+    integration: await integrations.createIntegration(deps.db, accountId, name, await deps.generateKeyPair(), deps.secretsKey),
+  }
 }
 
-export async function listIntegrations(deps: { db: Db }, accountId: string): Promise<{ kind: 'listed'; integrations: Integration[] } | NotFound<'account'>> {
+export async function listIntegrations(
+  deps: { db: Db },
+  accountId: string,
+): Promise<{ kind: 'listed'; integrations: Integration[] } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   return { kind: 'listed', integrations: await integrations.listIntegrations(deps.db, accountId) }
 }
 
-export async function showIntegration(deps: { db: Db }, integrationId: string): Promise<{ kind: 'found'; integration: Integration } | NotFound<'integration'>> {
+export async function showIntegration(
+  deps: { db: Db },
+  integrationId: string,
+): Promise<{ kind: 'found'; integration: Integration } | NotFound<'integration'>> {
   const integration = await integrations.findIntegration(deps.db, integrationId)
   return integration ? { kind: 'found', integration } : notFound('integration')
 }

@@ -6,7 +6,11 @@ import { missingAccount, notFound, type AdminDeps, type NotFound } from './admin
  * Payment links of an account (docs/api.md §6). The name is taken as read: the admin API reads it
  * with `readOptionalName` (at most 200 characters), the CLI trims its option.
  */
-export async function createLink(deps: AdminDeps, accountId: string, name: string | null): Promise<{ kind: 'created'; link: Link } | NotFound<'account'>> {
+export async function createLink(
+  deps: AdminDeps,
+  accountId: string,
+  name: string | null,
+): Promise<{ kind: 'created'; link: Link } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   return { kind: 'created', link: await links.createLink(deps.db, accountId, name) }

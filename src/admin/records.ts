@@ -15,22 +15,39 @@ import type { Shop } from '../store/shops.ts'
 export const accountJson = (a: Account) => ({ id: a.id, name: a.name, created_at: a.createdAt.toISOString() })
 
 export const apiKeyJson = (k: ApiKeyInfo) => ({
-  id: k.id, prefix: k.prefix, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null,
+  id: k.id,
+  prefix: k.prefix,
+  created_at: k.createdAt.toISOString(),
+  revoked_at: k.revokedAt?.toISOString() ?? null,
 })
 
 export const appJson = (app: App) => ({ id: app.id, account_id: app.accountId, name: app.name, created_at: app.createdAt.toISOString() })
 
 export const grantJson = (g: AppGrant) => ({
-  id: g.id, app_id: g.appId, account_id: g.accountId, scopes: g.scopes, created_at: g.createdAt.toISOString(),
-  expires_at: g.expiresAt?.toISOString() ?? null, revoked_at: g.revokedAt?.toISOString() ?? null,
+  id: g.id,
+  app_id: g.appId,
+  account_id: g.accountId,
+  scopes: g.scopes,
+  created_at: g.createdAt.toISOString(),
+  expires_at: g.expiresAt?.toISOString() ?? null,
+  revoked_at: g.revokedAt?.toISOString() ?? null,
 })
 
-export const linkJson = (link: Link) => ({ id: link.id, account_id: link.accountId, name: link.name, created_at: link.createdAt.toISOString() })
+export const linkJson = (link: Link) => ({
+  id: link.id,
+  account_id: link.accountId,
+  name: link.name,
+  created_at: link.createdAt.toISOString(),
+})
 
 export const shopJson = (s: Shop) => ({ shop: s.shop, created_at: s.createdAt.toISOString() })
 
 export const integrationJson = (i: Integration) => ({
-  id: i.id, account_id: i.accountId, name: i.name, public_key: i.publicKeyPem, created_at: i.createdAt.toISOString(),
+  id: i.id,
+  account_id: i.accountId,
+  name: i.name,
+  public_key: i.publicKeyPem,
+  created_at: i.createdAt.toISOString(),
 })
 
 const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString())
@@ -59,4 +76,7 @@ export const deliveryJson = (d: DeliveryRow) => ({
 })
 
 /** A delivery with its attempt log, as the operator tools list them. */
-export const deliveryWithAttemptsJson = (d: DeliveryRow & { attemptLog: AttemptRow[] }) => ({ ...deliveryJson(d), attempts: d.attemptLog.map(attemptJson) })
+export const deliveryWithAttemptsJson = (d: DeliveryRow & { attemptLog: AttemptRow[] }) => ({
+  ...deliveryJson(d),
+  attempts: d.attemptLog.map(attemptJson),
+})

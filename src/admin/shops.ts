@@ -9,7 +9,9 @@ import { missingAccount, notFound, type AdminDeps, type NotFound } from './admin
  * account must exist. `created` is false when it was connected already.
  */
 export async function connectShop(
-  deps: AdminDeps, accountId: string, shop: unknown,
+  deps: AdminDeps,
+  accountId: string,
+  shop: unknown,
 ): Promise<{ kind: 'connected'; shop: Shop; created: boolean } | { kind: 'invalid'; errors: FieldError[] } | NotFound<'account'>> {
   const host = normalizeShopHost(shop)
   if (!host) return { kind: 'invalid', errors: [{ path: 'shop', message: `is required: ${SHOP_HOST_HINT}` }] }
@@ -26,7 +28,11 @@ export async function listShops(deps: AdminDeps, accountId: string): Promise<{ k
 }
 
 /** Disconnects a shop (its past payments stay readable); one that is not a host name was never connected. */
-export async function disconnectShop(deps: AdminDeps, accountId: string, shop: string): Promise<{ kind: 'disconnected'; shop: string } | NotFound<'connected shop'>> {
+export async function disconnectShop(
+  deps: AdminDeps,
+  accountId: string,
+  shop: string,
+): Promise<{ kind: 'disconnected'; shop: string } | NotFound<'connected shop'>> {
   const host = normalizeShopHost(shop)
   if (!host || !(await shops.disconnectShop(deps.db, accountId, host))) return notFound('connected shop')
   return { kind: 'disconnected', shop: host }

@@ -74,8 +74,11 @@ test('grantApp: the expiry must lie after the injected clock, not the system tim
   await inDatabase(async (deps) => {
     const grant = (expiresAt: string) => grantApp(deps, appId, { accountId: merchant, scopes: ['payments.read'], expiresAt })
     // In the future of the real date, in the past of the clock.
-    assert.deepEqual(await grant('2035-06-01T00:00:00Z'), { kind: 'invalid', errors: [{ path: 'expires_at', message: 'must lie in the future' }] })
-    assert.equal((await grant('2040-01-01T00:00:00Z')).kind, 'invalid', 'the clock\'s now itself is not in the future')
+    assert.deepEqual(await grant('2035-06-01T00:00:00Z'), {
+      kind: 'invalid',
+      errors: [{ path: 'expires_at', message: 'must lie in the future' }],
+    })
+    assert.equal((await grant('2040-01-01T00:00:00Z')).kind, 'invalid', "the clock's now itself is not in the future")
     const created = await grant('2040-01-01T00:00:01Z')
     assert.equal(created.kind, 'created')
     clock.set(new Date('2020-01-01T00:00:00.000Z'))
@@ -86,8 +89,10 @@ test('grantApp: the expiry must lie after the injected clock, not the system tim
 
 test('the CLI applies the same rule with its clock, and revokes as of that clock', async () => {
   const { appId, merchant } = await setUp()
-  await assert.rejects(paywatch('apps', 'grant', appId, merchant, '--scopes', 'payments.read', '--expires-at', '2035-06-01T00:00:00Z'),
-    /--expires-at must be a future ISO 8601 time/)
+  await assert.rejects(
+    paywatch('apps', 'grant', appId, merchant, '--scopes', 'payments.read', '--expires-at', '2035-06-01T00:00:00Z'),
+    /--expires-at must be a future ISO 8601 time/,
+  )
   const granted = await paywatch('apps', 'grant', appId, merchant, '--scopes', 'payments.read', '--expires-at', '2040-01-01T00:00:01Z')
   assert.equal(granted.expires_at, '2040-01-01T00:00:01.000Z')
 
@@ -104,6 +109,9 @@ test('a grant is read before the app and account are looked up: a bad request fo
     const outcome = await grantApp(deps, 'no-such-app', { accountId: '', scopes: [], expiresAt: 'soon' })
     assert.equal(outcome.kind, 'invalid')
     assert.deepEqual(outcome.kind === 'invalid' ? outcome.errors.map((e) => e.path) : [], ['account_id', 'scopes', 'expires_at'])
-    assert.deepEqual(await grantApp(deps, 'no-such-app', { accountId: 'no-such-account', scopes: ['payments.read'], expiresAt: undefined }), { kind: 'not-found', what: 'app' })
+    assert.deepEqual(
+      await grantApp(deps, 'no-such-app', { accountId: 'no-such-account', scopes: ['payments.read'], expiresAt: undefined }),
+      { kind: 'not-found', what: 'app' },
+    )
   })
 })
