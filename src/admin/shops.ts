@@ -4,6 +4,12 @@ import * as shops from '../store/shops.ts'
 import type { Shop } from '../store/shops.ts'
 import { missingAccount, notFound, type AdminDeps, type NotFound } from './admin-deps.ts'
 
+/** A shop to connect is a host name (docs/api.md §6), stored lower-case. */
+export function readShopHost(value: unknown): { host: string } | { error: FieldError } {
+  const host = normalizeShopHost(value)
+  return host ? { host } : { error: { path: 'shop', message: `is required: ${SHOP_HOST_HINT}` } }
+}
+
 /**
  * Connects a shop host name to the account (docs/api.md §6): the host is read first, then the
  * account must exist. `created` is false when it was connected already.
@@ -13,11 +19,11 @@ export async function connectShop(
   accountId: string,
   shop: unknown,
 ): Promise<{ kind: 'connected'; shop: Shop; created: boolean } | { kind: 'invalid'; errors: FieldError[] } | NotFound<'account'>> {
-  const host = normalizeShopHost(shop)
-  if (!host) return { kind: 'invalid', errors: [{ path: 'shop', message: `is required: ${SHOP_HOST_HINT}` }] }
+  const read = readShopHost(shop)
+  if ('error' in read) return { kind: 'invalid', errors: [read.error] }
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
-  const connected = await shops.connectShop(deps.db, accountId, host)
+  const connected = await shops.connectShop(deps.db, accountId, read.host)
   return { kind: 'connected', shop: connected.shop, created: connected.created }
 }
 

@@ -1,5 +1,6 @@
 // The admin use cases (src/admin/) judge time by the clock they are given, for the admin API and the
-// CLI alike: a grant's expiry must lie after the injected now, and revocations carry that now.
+// CLI alike: a grant's expiry must lie after the injected now, and revocations carry that now. The CLI
+// refuses what a rule refuses before it opens the database.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -45,6 +46,10 @@ async function inDatabase<T>(work: (deps: AdminDeps & { db: Db }) => Promise<T>)
 }
 
 async function paywatch(...args: string[]): Promise<any> {
+  return paywatchWith(config, ...args)
+}
+
+async function paywatchWith(config: Config, ...args: string[]): Promise<any> {
   const program = new Command('paywatch').exitOverride()
   registerAccountDataCommands(program, () => config, clock)
   const printed: string[] = []
@@ -114,4 +119,20 @@ test('a grant is read before the app and account are looked up: a bad request fo
       { kind: 'not-found', what: 'app' },
     )
   })
+})
+
+test('the CLI refuses an argument a rule refuses before it opens the database', async () => {
+  clock.set(new Date('2040-01-01T00:00:00.000Z'))
+  // Nothing listens on port 1: a command that opened the database would fail with a connection error.
+  const unreachable = loadConfig({ PAYWATCH_DATA_DIR: config.dataDir, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+  await assert.rejects(paywatchWith(unreachable, 'shops', 'connect', 'acct', 'https://x.example.com'), /^Error: shop must be a host name/)
+  await assert.rejects(paywatchWith(unreachable, 'apps', 'create', 'acct', ' '), /^Error: name must be 1 to 200 characters$/)
+  await assert.rejects(
+    paywatchWith(unreachable, 'apps', 'grant', 'app', 'acct', '--scopes', 'payments.write'),
+    /^Error: --scopes .*unknown scope/,
+  )
+  await assert.rejects(
+    paywatchWith(unreachable, 'apps', 'grant', 'app', 'acct', '--scopes', 'payments.read', '--expires-at', '2035-06-01T00:00:00Z'),
+    /^Error: --expires-at must be a future ISO 8601 time$/,
+  )
 })
