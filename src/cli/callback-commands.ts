@@ -1,13 +1,11 @@
 import type { Command } from 'commander'
+import { listPaymentDeliveries, redeliverCallback } from '../admin/deliveries.ts'
+import { createIntegration, listIntegrations, showIntegration } from '../admin/integrations.ts'
+import { deliveryJson, deliveryWithAttemptsJson, integrationJson } from '../admin/records.ts'
 import { generateRsaKeyPair } from '../callbacks/signer.ts'
+import { systemClock, type Clock } from '../common/clock.ts'
 import type { Config } from '../config/config.ts'
-import { attemptJson, deliveryJson } from '../http/routes/deliveries.ts'
-import { integrationJson } from '../http/routes/admin-integrations.ts'
-import { listDeliveries, redeliver } from '../store/deliveries.ts'
-import { createIntegration, findIntegration, listIntegrations } from '../store/integrations.ts'
-import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
-import { findTrackingBySecret } from '../store/trackings.ts'
-import { requireAccount, withDatabase } from './with-database.ts'
+import { withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
@@ -15,7 +13,7 @@ const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
  * Integrations (callback-signing keys) and callback deliveries without HTTP. A redelivery made here
  * is picked up by the running service's workers within their poll interval.
  */
-export function registerCallbackCommands(program: Command, config: () => Config): void {
+export function registerCallbackCommands(program: Command, config: () => Config, clock: Clock = systemClock): void {
   const integrations = program.command('integrations').description('manage integrations (each signs its callbacks with its own key)')
   integrations.command('create <accountId>')
     .description('create an integration; prints its id and public key')
@@ -23,10 +21,10 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     .action(async (accountId: string, options: { name?: string }) => {
       const { secretsKey } = config()
       await withDatabase(config(), async (db) => {
-        await requireAccount(db, accountId)
         // As at the service's start: a missing or wrong PAYWATCH_SECRETS_KEY stops here, before a key sealed with it is stored.
-        await sealStoredSigningKeys(db, secretsKey)
-        print(integrationJson(await createIntegration(db, accountId, options.name ?? null, await generateRsaKeyPair(), secretsKey)))
+        const created = await createIntegration({ db, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true }, accountId, options.name ?? null)
+        if (created.kind !== 'created') throw new Error(`account ${accountId} not found`)
+        print(integrationJson(created.integration))
       })
     })
   integrations.command('show <integrationId>')
@@ -34,32 +32,30 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     .option('--pem', 'print only the public key (SPKI PEM)')
     .action(async (integrationId: string, options: { pem?: boolean }) => {
       await withDatabase(config(), async (db) => {
-        const integration = await findIntegration(db, integrationId)
-        if (!integration) throw new Error(`integration ${integrationId} not found`)
-        if (options.pem) process.stdout.write(integration.publicKeyPem)
-        else print(integrationJson(integration))
+        const shown = await showIntegration({ db }, integrationId)
+        if (shown.kind !== 'found') throw new Error(`integration ${integrationId} not found`)
+        if (options.pem) process.stdout.write(shown.integration.publicKeyPem)
+        else print(integrationJson(shown.integration))
       })
     })
   integrations.command('list <accountId>').description("list an account's integrations").action(async (accountId: string) => {
     await withDatabase(config(), async (db) => {
-      await requireAccount(db, accountId)
-      print((await listIntegrations(db, accountId)).map(integrationJson))
+      const listed = await listIntegrations({ db }, accountId)
+      if (listed.kind !== 'listed') throw new Error(`account ${accountId} not found`)
+      print(listed.integrations.map(integrationJson))
     })
   })
 
   const deliveries = program.command('deliveries').description('inspect and repeat callback deliveries')
-  const trackingOf = async (db: Parameters<Parameters<typeof withDatabase>[1]>[0], secretId: string, accountId: string) => {
-    const tracking = await findTrackingBySecret(db, accountId, secretId)
-    if (!tracking) throw new Error('payment tracking not found for this account')
-    return tracking
-  }
+  const noSuchPayment = () => new Error('payment tracking not found for this account')
   deliveries.command('list <secretId>')
     .description("a payment's callback deliveries with their attempt log")
     .requiredOption('--account <accountId>', 'the account that owns the payment')
     .action(async (secretId: string, options: { account: string }) => {
       await withDatabase(config(), async (db) => {
-        const tracking = await trackingOf(db, secretId, options.account)
-        print((await listDeliveries(db, tracking.id)).map((d) => ({ ...deliveryJson(d), attempts: d.attemptLog.map(attemptJson) })))
+        const listed = await listPaymentDeliveries({ db }, options.account, secretId)
+        if (listed.kind !== 'listed') throw noSuchPayment()
+        print(listed.deliveries.map(deliveryWithAttemptsJson))
       })
     })
   deliveries.command('redeliver <secretId>')
@@ -67,11 +63,10 @@ export function registerCallbackCommands(program: Command, config: () => Config)
     .requiredOption('--account <accountId>', 'the account that owns the payment')
     .action(async (secretId: string, options: { account: string }) => {
       await withDatabase(config(), async (db) => {
-        const tracking = await trackingOf(db, secretId, options.account)
-        const outcome = await redeliver(db, tracking.id, new Date())
+        const outcome = await redeliverCallback({ db, clock }, options.account, secretId)
+        if (outcome.kind === 'not-found') throw outcome.vanished ? new Error('payment tracking not found') : noSuchPayment()
         if (outcome.kind === 'pending') throw new Error('the payment is still pending: its callback is sent when it completes')
         if (outcome.kind === 'no-callback') throw new Error('the payment has no callback URL')
-        if (outcome.kind === 'not-found') throw new Error('payment tracking not found')
         print(deliveryJson(outcome.delivery))
       })
     })

@@ -1,5 +1,4 @@
 import type { Config } from '../config/config.ts'
-import { findAccount } from '../store/accounts.ts'
 import { openDatabase, type Db } from '../store/database.ts'
 import { migrate } from '../store/migrate.ts'
 
@@ -12,9 +11,4 @@ export async function withDatabase<T>(config: Config, work: (db: Db) => Promise<
   } finally {
     await handle.close()
   }
-}
-
-/** An account id given on the command line must name an account: a typo fails, as the admin API's 404 does. */
-export async function requireAccount(db: Db, id: string): Promise<void> {
-  if (!(await findAccount(db, id))) throw new Error(`account ${id} not found`)
 }

@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify'
+import { createIntegration, listIntegrations, showIntegration } from '../../admin/integrations.ts'
+import { readOptionalName } from '../../admin/names.ts'
+import { integrationJson } from '../../admin/records.ts'
 import type { Db } from '../../store/database.ts'
-import { createIntegration, findIntegration, listIntegrations, type Integration } from '../../store/integrations.ts'
 import type { KeyPairPem } from '../../store/service-keys.ts'
-import { notFound, validationFailed } from '../problem.ts'
+import { validationFailed } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
-import { adminGuard, objectBody, requireAccount } from './admin.ts'
+import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
   db: Db
@@ -13,10 +15,6 @@ export interface AdminIntegrationsDeps {
   /** Seals the new private key in the database when set. */
   secretsKey: Buffer | null
 }
-
-export const integrationJson = (i: Integration) => ({
-  id: i.id, account_id: i.accountId, name: i.name, public_key: i.publicKeyPem, created_at: i.createdAt.toISOString(),
-})
 
 const tags = ['admin']
 const security = [{ adminToken: [] }]
@@ -33,28 +31,27 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
       tags, security, params: idParams, response: { '4xx': problemSchema },
     },
   }, async (request, reply) => {
-    const body = objectBody(request.body)
-    const name = body.name
-    if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 200)) {
-      throw validationFailed([{ path: 'name', message: 'must be a string of at most 200 characters' }])
-    }
-    await requireAccount(deps.db, request.params.id)
-    const integration = await createIntegration(deps.db, request.params.id, typeof name === 'string' && name.trim() ? name.trim() : null, await deps.generateKeyPair(), deps.secretsKey)
-    return reply.code(201).send(integrationJson(integration))
+    const name = readOptionalName(objectBody(request.body).name)
+    if ('error' in name) throw validationFailed([name.error])
+    // The service checked the stored keys against its secrets key at start.
+    const created = await createIntegration({ ...deps, checkStoredKeys: false }, request.params.id, name.name)
+    if (created.kind !== 'created') throw adminProblem(created)
+    return reply.code(201).send(integrationJson(created.integration))
   })
 
   app.get<{ Params: { id: string } }>('/admin/accounts/:id/integrations', {
     schema: { summary: "List an account's integrations with their public keys", tags, security, params: idParams, response: { '4xx': problemSchema } },
   }, async (request) => {
-    await requireAccount(deps.db, request.params.id)
-    return (await listIntegrations(deps.db, request.params.id)).map(integrationJson)
+    const listed = await listIntegrations(deps, request.params.id)
+    if (listed.kind !== 'listed') throw adminProblem(listed)
+    return listed.integrations.map(integrationJson)
   })
 
   app.get<{ Params: { id: string } }>('/admin/integrations/:id', {
     schema: { summary: 'Show an integration and its public key', tags, security, params: idParams, response: { '4xx': problemSchema } },
   }, async (request) => {
-    const integration = await findIntegration(deps.db, request.params.id)
-    if (!integration) throw notFound('integration')
-    return integrationJson(integration)
+    const shown = await showIntegration(deps, request.params.id)
+    if (shown.kind !== 'found') throw adminProblem(shown)
+    return integrationJson(shown.integration)
   })
 }

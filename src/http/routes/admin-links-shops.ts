@@ -1,14 +1,16 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
-import { normalizeShopHost, SHOP_HOST_HINT } from '../../domain/shop-host.ts'
+import { createLink, listLinks, removeLink } from '../../admin/links.ts'
+import { readOptionalName } from '../../admin/names.ts'
+import { linkJson, shopJson } from '../../admin/records.ts'
+import { connectShop, disconnectShop, listShops } from '../../admin/shops.ts'
+import { SHOP_HOST_HINT } from '../../domain/shop-host.ts'
 import type { Db } from '../../store/database.ts'
-import { createLink, listLinks, removeLink, type Link } from '../../store/links.ts'
-import { connectShop, disconnectShop, listShops } from '../../store/shops.ts'
 import { connectedShopSchema, linkSchema } from '../account-data-schemas.ts'
-import { notFound, validationFailed } from '../problem.ts'
+import { validationFailed } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
-import { adminGuard, objectBody, requireAccount } from './admin.ts'
+import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminLinksShopsDeps {
   db: Db
@@ -22,8 +24,6 @@ const accountParams = Type.Object({ id: Type.String({ description: 'account id' 
 /** Bodies are read by hand (one clear problem per field); the schemas document them. */
 const readByHand = () => () => true
 
-export const linkJson = (link: Link) => ({ id: link.id, account_id: link.accountId, name: link.name, created_at: link.createdAt.toISOString() })
-
 /** Payment links and connected shops of an account (docs/api.md §6). */
 export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLinksShopsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
@@ -36,21 +36,19 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     },
     validatorCompiler: readByHand,
   }, async (request, reply) => {
-    const body = objectBody(request.body)
-    const name = body.name ?? null
-    if (name !== null && (typeof name !== 'string' || name.length > 200)) {
-      throw validationFailed([{ path: 'name', message: 'must be a string of at most 200 characters' }])
-    }
-    await requireAccount(deps.db, request.params.id)
-    const link = await createLink(deps.db, request.params.id, name === null ? null : name.trim() || null)
-    return reply.code(201).send(linkJson(link))
+    const name = readOptionalName(objectBody(request.body).name)
+    if ('error' in name) throw validationFailed([name.error])
+    const created = await createLink(deps, request.params.id, name.name)
+    if (created.kind !== 'created') throw adminProblem(created)
+    return reply.code(201).send(linkJson(created.link))
   })
 
   app.get<{ Params: { id: string } }>('/admin/accounts/:id/links', {
     schema: { summary: "List an account's payment links", tags, security, params: accountParams, response: { 200: Type.Array(linkSchema), '4xx': problemSchema } },
   }, async (request) => {
-    await requireAccount(deps.db, request.params.id)
-    return (await listLinks(deps.db, request.params.id)).map(linkJson)
+    const listed = await listLinks(deps, request.params.id)
+    if (listed.kind !== 'listed') throw adminProblem(listed)
+    return listed.links.map(linkJson)
   })
 
   app.delete<{ Params: { id: string } }>('/admin/links/:id', {
@@ -59,7 +57,8 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
       tags, security, params: Type.Object({ id: Type.String({ description: 'link id' }) }), response: { '4xx': problemSchema },
     },
   }, async (request, reply) => {
-    if (!(await removeLink(deps.db, request.params.id, deps.clock()))) throw notFound('link')
+    const removed = await removeLink(deps, request.params.id)
+    if (removed.kind !== 'removed') throw adminProblem(removed)
     return reply.code(204).send()
   })
 
@@ -71,18 +70,17 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     },
     validatorCompiler: readByHand,
   }, async (request, reply) => {
-    const shop = normalizeShopHost(objectBody(request.body).shop)
-    if (!shop) throw validationFailed([{ path: 'shop', message: `is required: ${SHOP_HOST_HINT}` }])
-    await requireAccount(deps.db, request.params.id)
-    const connected = await connectShop(deps.db, request.params.id, shop)
-    return reply.code(connected.created ? 201 : 200).send({ shop: connected.shop.shop, created_at: connected.shop.createdAt.toISOString() })
+    const connected = await connectShop(deps, request.params.id, objectBody(request.body).shop)
+    if (connected.kind !== 'connected') throw adminProblem(connected)
+    return reply.code(connected.created ? 201 : 200).send(shopJson(connected.shop))
   })
 
   app.get<{ Params: { id: string } }>('/admin/accounts/:id/shops', {
     schema: { summary: "List an account's connected shops", tags, security, params: accountParams, response: { 200: Type.Array(connectedShopSchema), '4xx': problemSchema } },
   }, async (request) => {
-    await requireAccount(deps.db, request.params.id)
-    return (await listShops(deps.db, request.params.id)).map((s) => ({ shop: s.shop, created_at: s.createdAt.toISOString() }))
+    const listed = await listShops(deps, request.params.id)
+    if (listed.kind !== 'listed') throw adminProblem(listed)
+    return listed.shops.map(shopJson)
   })
 
   app.delete<{ Params: { id: string; shop: string } }>('/admin/accounts/:id/shops/:shop', {
@@ -92,8 +90,8 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
       response: { '4xx': problemSchema },
     },
   }, async (request, reply) => {
-    const shop = normalizeShopHost(request.params.shop)
-    if (!shop || !(await disconnectShop(deps.db, request.params.id, shop))) throw notFound('connected shop')
+    const disconnected = await disconnectShop(deps, request.params.id, request.params.shop)
+    if (disconnected.kind !== 'disconnected') throw adminProblem(disconnected)
     return reply.code(204).send()
   })
 }

@@ -1,9 +1,12 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
+import type { NotFound } from '../../admin/admin-deps.ts'
+import { createAccount, createApiKey, listAccounts, listApiKeys, revokeApiKey } from '../../admin/accounts.ts'
+import { readRequiredName } from '../../admin/names.ts'
+import { accountJson, apiKeyJson } from '../../admin/records.ts'
+import type { FieldError } from '../../domain/field-errors.ts'
 import type { Db } from '../../store/database.ts'
-import { createAccount, findAccount, listAccounts } from '../../store/accounts.ts'
-import { createApiKey, listApiKeys, revokeApiKey } from '../../store/api-keys.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
 
@@ -35,16 +38,9 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
-export function requireName(body: Record<string, unknown>, key = 'name'): string {
-  const name = body[key]
-  if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
-    throw validationFailed([{ path: key, message: 'is required: a string of 1 to 200 characters' }])
-  }
-  return name.trim()
-}
-
-export async function requireAccount(db: Db, id: string): Promise<void> {
-  if (!(await findAccount(db, id))) throw notFound('account')
+/** The problem of an admin outcome that is not a success: 404 `<what> not found`, or 400 with the field errors. */
+export function adminProblem(outcome: NotFound | { kind: 'invalid'; errors: FieldError[] }): HttpProblem {
+  return outcome.kind === 'not-found' ? notFound(outcome.what) : validationFailed(outcome.errors)
 }
 
 const tags = ['admin']
@@ -58,36 +54,38 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
   app.post('/admin/accounts', {
     schema: { summary: 'Create an account', tags, security, response: { '4xx': problemSchema } },
   }, async (request, reply) => {
-    const account = await createAccount(deps.db, requireName(objectBody(request.body)))
-    return reply.code(201).send({ id: account.id, name: account.name, created_at: account.createdAt.toISOString() })
+    const name = readRequiredName(objectBody(request.body).name)
+    if ('error' in name) throw validationFailed([name.error])
+    const created = await createAccount(deps, name.name)
+    return reply.code(201).send(accountJson(created.account))
   })
 
   app.get('/admin/accounts', { schema: { summary: 'List accounts', tags, security } }, async () =>
-    (await listAccounts(deps.db)).map((a) => ({ id: a.id, name: a.name, created_at: a.createdAt.toISOString() })),
+    (await listAccounts(deps)).map(accountJson),
   )
 
   app.post<{ Params: { id: string } }>('/admin/accounts/:id/api-keys', {
     schema: { summary: 'Create an API key (shown once)', tags, security, params: idParams, response: { '4xx': problemSchema } },
   }, async (request, reply) => {
-    await requireAccount(deps.db, request.params.id)
-    const created = await createApiKey(deps.db, request.params.id)
-    deps.onKeyCreated(created.key)
-    return reply.code(201).send({ id: created.id, key: created.key })
+    const created = await createApiKey(deps, request.params.id)
+    if (created.kind !== 'created') throw adminProblem(created)
+    deps.onKeyCreated(created.key.key)
+    return reply.code(201).send({ id: created.key.id, key: created.key.key })
   })
 
   app.get<{ Params: { id: string } }>('/admin/accounts/:id/api-keys', {
     schema: { summary: "List an account's API keys (without the keys)", tags, security, params: idParams },
   }, async (request) => {
-    await requireAccount(deps.db, request.params.id)
-    return (await listApiKeys(deps.db, request.params.id)).map((k) => ({
-      id: k.id, prefix: k.prefix, created_at: k.createdAt.toISOString(), revoked_at: k.revokedAt?.toISOString() ?? null,
-    }))
+    const listed = await listApiKeys(deps, request.params.id)
+    if (listed.kind !== 'listed') throw adminProblem(listed)
+    return listed.keys.map(apiKeyJson)
   })
 
   app.delete<{ Params: { id: string } }>('/admin/api-keys/:id', {
     schema: { summary: 'Revoke an API key', tags, security, params: idParams, response: { '4xx': problemSchema } },
   }, async (request, reply) => {
-    if (!(await revokeApiKey(deps.db, request.params.id, deps.clock()))) throw notFound('API key')
+    const revoked = await revokeApiKey(deps, request.params.id)
+    if (revoked.kind !== 'revoked') throw adminProblem(revoked)
     deps.onKeyRevoked(request.params.id)
     return reply.code(204).send()
   })

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
+import { listPaymentDeliveries, redeliverCallback } from '../../admin/deliveries.ts'
+import { deliveryJson, deliveryWithAttemptsJson } from '../../admin/records.ts'
 import type { Db } from '../../store/database.ts'
-import { listDeliveries, redeliver, type AttemptRow, type DeliveryRow } from '../../store/deliveries.ts'
-import { findTrackingBySecret } from '../../store/trackings.ts'
 import { callerOf } from '../auth.ts'
 import { HttpProblem, notFound } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
@@ -14,31 +14,6 @@ export interface DeliveryRoutesDeps {
   /** A delivery became due now. */
   onScheduled: () => void
 }
-
-const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString())
-
-export const attemptJson = (a: AttemptRow) => ({
-  attempt: a.attempt,
-  started_at: iso(a.started_at),
-  duration_ms: a.duration_ms,
-  outcome: a.outcome,
-  status_code: a.status_code,
-  error: a.error,
-  response: a.response_excerpt,
-})
-
-export const deliveryJson = (d: DeliveryRow) => ({
-  id: d.id,
-  reason: d.reason,
-  state: d.state,
-  attempt_count: d.attempts,
-  next_attempt_at: d.state === 'due' ? iso(d.next_attempt_at) : null,
-  last_attempt_at: iso(d.last_attempt_at),
-  last_status_code: d.last_status_code,
-  last_error: d.last_error,
-  finished_at: iso(d.finished_at),
-  created_at: iso(d.created_at),
-})
 
 const Nullable = <T extends ReturnType<typeof Type.String | typeof Type.Integer>>(s: T) => Type.Union([s, Type.Null()])
 const deliverySchema = Type.Object({
@@ -71,10 +46,9 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
         response: { 200: Type.Object({ deliveries: Type.Array(Type.Intersect([deliverySchema, Type.Object({ attempts: Type.Array(attemptSchema) })])) }), '4xx': problemSchema },
       },
     }, async (request) => {
-      const tracking = await findTrackingBySecret(deps.db, callerOf(request).accountId, request.params.secret_id)
-      if (!tracking) throw notFound('payment tracking')
-      const deliveries = await listDeliveries(deps.db, tracking.id)
-      return { deliveries: deliveries.map((d) => ({ ...deliveryJson(d), attempts: d.attemptLog.map(attemptJson) })) }
+      const listed = await listPaymentDeliveries(deps, callerOf(request).accountId, request.params.secret_id)
+      if (listed.kind !== 'listed') throw notFound(listed.what)
+      return { deliveries: listed.deliveries.map(deliveryWithAttemptsJson) }
     })
 
     app.post<{ Params: { secret_id: string } }>('/v2/payments/:secret_id/redeliver', {
@@ -84,18 +58,15 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
         response: { 202: deliverySchema, '4xx': problemSchema },
       },
     }, async (request, reply) => {
-      const tracking = await findTrackingBySecret(deps.db, callerOf(request).accountId, request.params.secret_id)
-      if (!tracking) throw notFound('payment tracking')
-      const outcome = await redeliver(deps.db, tracking.id, deps.clock())
+      const outcome = await redeliverCallback(deps, callerOf(request).accountId, request.params.secret_id)
       switch (outcome.kind) {
         case 'not-found':
-          throw notFound('payment tracking')
+          throw notFound(outcome.what)
         case 'pending':
           throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending: its callback is sent when it completes')
         case 'no-callback':
           throw new HttpProblem(409, 'CONFLICT', 'the payment has no callback URL')
         case 'scheduled':
-          deps.onScheduled()
           return reply.code(202).send(deliveryJson(outcome.delivery))
       }
     })
