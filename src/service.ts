@@ -6,7 +6,7 @@ import { createMetrics } from './common/metrics.ts'
 import { createShutdown } from './common/shutdown.ts'
 import { systemClock, type Clock } from './common/clock.ts'
 import { type Common } from './common/common.ts'
-import { decorateRecordOf, readinessOf, startSubsystems, type RecordDecorator, type Subsystem } from './common/subsystem.ts'
+import { decorateRecordOf, readinessOf, startSubsystems, type DecorateRecord, type Subsystem } from './common/subsystem.ts'
 import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './engine/rpc-readiness.ts'
@@ -91,7 +91,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
     const rpcReadiness = createRpcReadiness(chains, common.clock)
     const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
-    let decorateRecord: RecordDecorator | undefined
+    let decorateRecord: DecorateRecord | undefined
     const subsystems: Subsystem[] = [
       { name: 'test additions', apiRoutes: options.app?.apiPlugins, publicRoutes: options.app?.publicPlugins, referenceChecks: options.app?.referenceChecks },
       // Links, shops and apps; assets and prices (docs/api.md §5).

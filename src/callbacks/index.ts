@@ -1,5 +1,5 @@
 import type { Common } from '../common/common.ts'
-import type { RecordDecorator, Subsystem } from '../common/subsystem.ts'
+import type { DecorateRecord, Subsystem } from '../common/subsystem.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { ReferenceCheck } from '../domain/reference-check.ts'
@@ -30,7 +30,7 @@ export interface Callbacks extends Subsystem {
   worker: DeliveryWorker
   referenceChecks: ReferenceCheck[]
   /** Signs record responses (`x-signature`). */
-  decorateRecord: RecordDecorator
+  decorateRecord: DecorateRecord
   /** Starts the delivery worker. */
   start(): Promise<void>
   /** Stops claiming and waits for the attempts in flight to be recorded. */

@@ -6,7 +6,7 @@ import type { ChainReadiness } from './readiness.ts'
 import type { Shutdown } from './shutdown.ts'
 
 /** Adds headers to a record response (the callback signature); given the exact body bytes. */
-export type RecordDecorator = (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
+export type DecorateRecord = (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
 
 /**
  * What one part of Paywatch (account data, chain data, release, callbacks, the widget channel, the
@@ -28,7 +28,7 @@ export interface Subsystem {
   /** Create-time checks of what a new tracking refers to (integration, callback host, link, shop). */
   readonly referenceChecks?: readonly ReferenceCheck[]
   /** Headers of a record response; decorators run in list order and only set headers. */
-  readonly decorateRecord?: RecordDecorator
+  readonly decorateRecord?: DecorateRecord
   start?(): Promise<void>
   stop?(): Promise<void>
   /** The chains this subsystem follows, as /readyz reports them. */
@@ -50,7 +50,7 @@ export async function startSubsystems(subsystems: readonly Subsystem[], shutdown
 }
 
 /** The record decorators of the subsystems as one, in list order; undefined when none has one. */
-export function decorateRecordOf(subsystems: readonly Subsystem[]): RecordDecorator | undefined {
+export function decorateRecordOf(subsystems: readonly Subsystem[]): DecorateRecord | undefined {
   const decorators = subsystems.flatMap((subsystem) => (subsystem.decorateRecord ? [subsystem.decorateRecord] : []))
   if (decorators.length <= 1) return decorators[0]
   return async (tracking, body, reply) => {
