@@ -91,7 +91,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
     const rpcReadiness = createRpcReadiness(chains, common.clock)
     const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
-    let decorateRecord: DecorateRecord | undefined
+    let decorate: DecorateRecord | undefined
+    // Bound once the list is complete: the release route, in the list, answers with signed records too.
+    const decorateRecord: DecorateRecord = (tracking, body, reply) => decorate?.(tracking, body, reply) ?? Promise.resolve()
     const subsystems: Subsystem[] = [
       { name: 'test additions', apiRoutes: options.app?.apiPlugins, publicRoutes: options.app?.publicPlugins, referenceChecks: options.app?.referenceChecks },
       // Links, shops and apps; assets and prices (docs/api.md §5).
@@ -101,8 +103,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       {
         name: 'release',
         apiRoutes: [releaseRoutes({
-          db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined,
-          decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
+          db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined, decorateRecord,
         })],
       },
       withCallbackRoutes(common, db, callbacks),
@@ -116,7 +117,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         readiness: options.background === false ? rpcReadiness : () => engine.readiness(),
       },
     ]
-    decorateRecord = decorateRecordOf(subsystems)
+    decorate = decorateRecordOf(subsystems)
 
     const app = await buildApp({
       common,
@@ -130,7 +131,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       apiPlugins: subsystems.flatMap((subsystem) => subsystem.apiRoutes ?? []),
       publicPlugins: subsystems.flatMap((subsystem) => subsystem.publicRoutes ?? []),
       referenceChecks: subsystems.flatMap((subsystem) => subsystem.referenceChecks ?? []),
-      decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
+      decorateRecord,
     })
     await app.ready()
     if (options.background !== false) await startSubsystems(subsystems, shutdown, logger)
