@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { createLogger } from './common/logger.ts'
@@ -6,6 +6,7 @@ import { createMetrics } from './common/metrics.ts'
 import { createShutdown } from './common/shutdown.ts'
 import { systemClock, type Clock } from './common/clock.ts'
 import { type Common } from './common/common.ts'
+import { decorateRecordOf, readinessOf, startSubsystems, type DecorateRecord, type Subsystem } from './common/subsystem.ts'
 import type { Config } from './config/config.ts'
 import { createChainRegistry, type ChainRegistry } from './chain/registry.ts'
 import { createRpcReadiness } from './engine/rpc-readiness.ts'
@@ -16,13 +17,11 @@ import { createCable, type CableOptions } from './cable/cable.ts'
 import { releaseRoutes } from './http/routes/release.ts'
 import { createApiKeyAuth } from './http/auth.ts'
 import { createCallbacks, type Callbacks, type CallbacksOptions } from './callbacks/index.ts'
-import { callbackRoutes } from './http/routes/callback-routes.ts'
-import { chainDataPlugins } from './http/routes/chain-data.ts'
-import { accountDataPlugins } from './http/routes/account-data.ts'
-import { linkAndShopChecks } from './payments/link-shop-checks.ts'
+import { withCallbackRoutes } from './http/routes/callback-routes.ts'
+import { chainDataSubsystem } from './http/routes/chain-data.ts'
+import { accountDataSubsystem } from './http/routes/account-data.ts'
 import { createRateLimits } from './http/rate-limit.ts'
 import { createAuthThrottle } from './http/auth-throttle.ts'
-import type { ReferenceCheck } from './domain/reference-check.ts'
 import { createTrackingEvents, type TrackingEvents } from './common/tracking-events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
 import { migrate } from './store/migrate.ts'
@@ -60,8 +59,10 @@ export interface Service {
 }
 
 /**
- * Assembles Paywatch: database (migrated), chains, HTTP API and background work. Every subsystem
- * receives the same `common` and registers its clean-up with `common.shutdown`.
+ * Assembles Paywatch: database (migrated), chains, then a list of subsystems (src/common/subsystem.ts)
+ * whose routes and create-time checks make the HTTP API and whose background work starts, in list
+ * order, once the API is ready. Every subsystem receives the same `common` and registers its clean-up
+ * with `common.shutdown`.
  */
 export async function createService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const logger = options.logger ?? createLogger(config.logLevel)
@@ -84,71 +85,56 @@ export async function createService(config: Config, options: ServiceOptions = {}
     await chains.verify()
     const events = createTrackingEvents()
     const auth = createApiKeyAuth(database.db, common.clock)
+    const db = database.db
 
-    // Subsystems add their routes, create-time checks and background work here, in this order.
-    const apiPlugins: FastifyPluginAsync[] = [...(options.app?.apiPlugins ?? [])]
-    const publicPlugins: FastifyPluginAsync[] = [...(options.app?.publicPlugins ?? [])]
-    const referenceChecks: ReferenceCheck[] = [...(options.app?.referenceChecks ?? [])]
-    let decorateRecord: AppDeps['decorateRecord']
-    /** Started once the HTTP API is ready; each registers its own stop with `common.shutdown`. */
-    const background: { name: string; start: () => Promise<void> }[] = []
-    // Links, shops and apps (issue 5).
-    const accountData = accountDataPlugins({ db: database.db, clock: common.clock, adminToken: config.adminToken })
-    publicPlugins.push(accountData.admin)
-    apiPlugins.push(accountData.api)
-    referenceChecks.push(linkAndShopChecks(database.db))
-    // Assets and prices (issue 6).
-    apiPlugins.push(...chainDataPlugins(common, chains))
-
-    // Release endpoint and widget channel (issue 4).
-    apiPlugins.push(releaseRoutes({
-      db: database.db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined,
-      decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
-    }))
-    // Signed callbacks: keys, delivery workers, integrations, operator tools, SSRF guard (issue 4).
+    // The subsystems, in the order their routes are registered and their background work starts.
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
-    const callbackPlugins = callbackRoutes(common, database.db, callbacks)
-    apiPlugins.push(...callbackPlugins.api)
-    publicPlugins.push(...callbackPlugins.public)
-    referenceChecks.push(...callbacks.referenceChecks)
-    decorateRecord = callbacks.decorateRecord
-    background.push(callbacks.background)
-    const cable = createCable(common, { database, events }, options.cable)
-    publicPlugins.push(cable.plugin)
-    background.push({ name: 'cable relay', start: cable.start })
-
-    // Chain tracking engine (issue 3): followers, matching, fast path, time-outs.
     const rpcReadiness = createRpcReadiness(chains, common.clock)
     const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
-    background.push({
-      name: 'chain engine',
-      async start() {
-        await engine.start()
-        shutdown.add('chain engine', () => engine.stop())
+    let decorate: DecorateRecord | undefined
+    // Bound once the list is complete: the release route, in the list, answers with signed records too.
+    const decorateRecord: DecorateRecord = (tracking, body, reply) => decorate?.(tracking, body, reply) ?? Promise.resolve()
+    const subsystems: Subsystem[] = [
+      { name: 'test additions', apiRoutes: options.app?.apiPlugins, publicRoutes: options.app?.publicPlugins, referenceChecks: options.app?.referenceChecks },
+      // Links, shops and apps; assets and prices (docs/api.md §5).
+      accountDataSubsystem({ db, clock: common.clock, adminToken: config.adminToken }),
+      chainDataSubsystem(common, chains),
+      // Release endpoint, signed callbacks and the widget channel (docs/api.md §4).
+      {
+        name: 'release',
+        apiRoutes: [releaseRoutes({
+          db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined, decorateRecord,
+        })],
       },
-    })
+      withCallbackRoutes(common, db, callbacks),
+      createCable(common, { database, events }, options.cable),
+      // Chain tracking engine (docs/api.md §3): followers, matching, fast path, time-outs. Without
+      // background work it follows nothing, and /readyz probes the RPC instead.
+      {
+        name: 'chain engine',
+        start: () => engine.start(),
+        stop: () => engine.stop(),
+        readiness: options.background === false ? rpcReadiness : () => engine.readiness(),
+      },
+    ]
+    decorate = decorateRecordOf(subsystems)
 
     const app = await buildApp({
       common,
-      db: database.db,
+      db,
       chains,
       events,
       auth,
       rateLimits: createRateLimits(config.rate, redis),
       authThrottle: createAuthThrottle(config.authFailures, redis, common.clock),
-      chainReadiness: options.background === false ? rpcReadiness : engine.readiness,
-      apiPlugins,
-      publicPlugins,
-      referenceChecks,
-      decorateRecord: (tracking, body, reply) => decorateRecord?.(tracking, body, reply) ?? Promise.resolve(),
+      chainReadiness: () => readinessOf(subsystems),
+      apiPlugins: subsystems.flatMap((subsystem) => subsystem.apiRoutes ?? []),
+      publicPlugins: subsystems.flatMap((subsystem) => subsystem.publicRoutes ?? []),
+      referenceChecks: subsystems.flatMap((subsystem) => subsystem.referenceChecks ?? []),
+      decorateRecord,
     })
     await app.ready()
-    if (options.background !== false) {
-      for (const task of background) {
-        await task.start()
-        logger.debug({ task: task.name }, 'background task started')
-      }
-    }
+    if (options.background !== false) await startSubsystems(subsystems, shutdown, logger)
     // Registered last so it runs first: stop taking requests before stopping the work behind them.
     shutdown.add('http', () => app.close())
 

@@ -1,5 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify'
 import type { Common } from '../common/common.ts'
+import type { Subsystem } from '../common/subsystem.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
@@ -16,22 +16,17 @@ export interface CableOptions {
   retryDelayMs?(attempt: number): number
 }
 
-export interface Cable {
-  /** `GET /cable`, for `publicPlugins`. */
-  plugin: FastifyPluginAsync
-  /** Starts receiving other nodes' events (a background task). */
-  start(): Promise<void>
-}
-
 /**
  * The widget channel: WebSocket route, subscriptions, and the relay of tracking events to them
- * (from this node directly, from other nodes through PostgreSQL LISTEN/NOTIFY).
+ * (from this node directly, from other nodes through PostgreSQL LISTEN/NOTIFY). `GET /cable` is a public
+ * route; the background work is receiving other nodes' events. This node's events are relayed from
+ * construction on (also without background work), so the relay's stop goes to `common.shutdown` here.
  */
 export function createCable(
   common: Common,
   deps: { database: DatabaseHandle; events: TrackingEvents },
   options: CableOptions = {},
-): Cable {
+): Subsystem {
   const db = deps.database.db
   const hub = createCableHub()
   const channels = createChannelTrackings(common, db)
@@ -48,7 +43,8 @@ export function createCable(
   })
   common.shutdown.add('cable relay', () => relay.stop())
   return {
-    plugin: cableRoute({ common, hub, currentState, ticker: options.ticker }),
+    name: 'cable relay',
+    publicRoutes: [cableRoute({ common, hub, currentState, ticker: options.ticker })],
     start: () => relay.start(),
   }
 }

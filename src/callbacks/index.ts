@@ -1,5 +1,5 @@
-import type { FastifyReply } from 'fastify'
 import type { Common } from '../common/common.ts'
+import type { DecorateRecord, Subsystem } from '../common/subsystem.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { ReferenceCheck } from '../domain/reference-check.ts'
@@ -21,12 +21,20 @@ export interface CallbacksOptions {
   signing?: number
 }
 
-export interface Callbacks {
+/**
+ * The callbacks subsystem (its routes are added in http/routes/callback-routes.ts, as http is a layer
+ * above), with the signer and the worker it is built of, for tests and tools.
+ */
+export interface Callbacks extends Subsystem {
   signer: CallbackSigner
   worker: DeliveryWorker
   referenceChecks: ReferenceCheck[]
-  decorateRecord: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
-  background: { name: string; start: () => Promise<void> }
+  /** Signs record responses (`x-signature`). */
+  decorateRecord: DecorateRecord
+  /** Starts the delivery worker. */
+  start(): Promise<void>
+  /** Stops claiming and waits for the attempts in flight to be recorded. */
+  stop(): Promise<void>
 }
 
 /**
@@ -64,29 +72,27 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
   }
 
   return {
+    name: 'callback-delivery',
     signer,
     worker,
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
       reply.header('x-signature', await signer.signCached(body, tracking.integrationId))
     },
-    background: {
-      name: 'callback-delivery',
-      async start() {
-        // The embedded database belongs to this one process: a lease left by a previous run is stale. It
-        // ends now; the claim logs the attempt that run cut off and makes it again.
-        if (database.kind === 'pglite') {
-          const now = clock()
-          await db.updateTable('deliveries').set({ locked_until: now, next_attempt_at: now })
-            .where('state', '=', 'due').where('claimed_by', 'is not', null).execute()
-        }
-        events.on('completed', wakeOnCompletion)
-        worker.start()
-        common.shutdown.add('callback-delivery', async () => {
-          events.off('completed', wakeOnCompletion)
-          await worker.stop()
-        })
-      },
+    async start() {
+      // The embedded database belongs to this one process: a lease left by a previous run is stale. It
+      // ends now; the claim logs the attempt that run cut off and makes it again.
+      if (database.kind === 'pglite') {
+        const now = clock()
+        await db.updateTable('deliveries').set({ locked_until: now, next_attempt_at: now })
+          .where('state', '=', 'due').where('claimed_by', 'is not', null).execute()
+      }
+      events.on('completed', wakeOnCompletion)
+      worker.start()
+    },
+    async stop() {
+      events.off('completed', wakeOnCompletion)
+      await worker.stop()
     },
   }
 }

@@ -3,13 +3,17 @@ import type { Clock } from '../common/clock.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
-import { claimDueDeliveries, extendLeases, postponeDeliveries, recordAttempts, type AttemptOutcome, type ClaimedDelivery } from '../store/deliveries.ts'
 import { newId } from '../store/ids.ts'
-import { classifyAttempt } from './classify.ts'
+import { attemptOutcome } from './attempt-outcome.ts'
+import { CLAIM_BATCH, createDueClaimer } from './claim-due.ts'
+import { createHeldDeliveries } from './held-deliveries.ts'
+import { renewLeases } from './lease-renewal.ts'
 import type { CallbackMetrics } from './metrics.ts'
+import { createOutcomeRecorder } from './outcome-recorder.ts'
 import { createAttemptPipeline } from './pipeline.ts'
-import type { CallbackSender, SendResult } from './sender.ts'
+import type { CallbackSender } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
+import { createWakeSignal } from './wake-signal.ts'
 
 export interface DeliveryWorkerDeps {
   db: Db
@@ -46,20 +50,17 @@ export interface DeliveryWorker {
   stop(): Promise<void>
 }
 
-const CLAIM_BATCH = 100
-const WRITE_BATCH = 500
 /** Time a worker holds a claimed delivery beyond the attempt timeout; renewed while it still holds it. */
 const LEASE_MARGIN_MS = 30_000
 
 /**
- * Delivers due callbacks: claims batches (lease query, SKIP LOCKED), signs and POSTs each through the
- * attempt pipeline, and records every attempt. Results are written in batches: whatever finished while
- * the previous write ran goes into the next transaction. A host with more deliveries due than its
- * share gets the rest postponed by about the time its share takes, so other hosts keep being served.
+ * Delivers due callbacks: claims batches (lease query, SKIP LOCKED; claim-due.ts), signs and POSTs each
+ * through the attempt pipeline (pipeline.ts), and records every attempt in batches (outcome-recorder.ts),
+ * renewing the leases of what it holds meanwhile (lease-renewal.ts). This module is the claim loop
+ * that ties them together.
  */
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
-  const { db, clock, logger, events, metrics } = deps
-  const random = deps.random ?? Math.random
+  const { db, clock, logger } = deps
   const concurrency = deps.concurrency ?? 256
   const perHost = deps.perHost ?? 32
   const pollMs = deps.pollMs ?? 500
@@ -68,146 +69,40 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
-  const maxHeldPerHost = maxHeld / 2
   const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: deps.signing ?? 16 })
+  const outcomes = { clock, random: deps.random ?? Math.random, metrics: deps.metrics, logger, worker: name }
 
-  const held = new Set<string>()
-  let settledWaiters: (() => void)[] = []
-  let stopping = false
-  let loop: Promise<void> | undefined
-  let wakeUp: (() => void) | undefined
-  let woken = false
+  const signal = createWakeSignal()
+  const held = createHeldDeliveries()
   /** The last claim was full: more may be due as soon as there is room. */
   let backlog = false
-  /**
-   * Hosts whose share overflowed in a claim: claiming again right away would only fetch and postpone
-   * more of their rows, so the next claim waits until one of them has worked off half its share (or
-   * for the poll, a completion or a redelivery).
-   */
-  const saturated = new Set<string>()
-  const pending: AttemptOutcome[] = []
-  let writing: Promise<void> | undefined
-
-  function wake(): void {
-    woken = true
-    wakeUp?.()
-  }
-
-  function sleep(ms: number): Promise<void> {
-    if (woken) {
-      woken = false
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      function done() {
-        clearTimeout(timer)
-        wakeUp = undefined
-        woken = false
-        resolve()
-      }
-      wakeUp = done
-    })
-  }
-
-  /**
-   * Claims as many due deliveries as there is room for. `full`: more may be due right now, so claim
-   * again once there is room (at once when there is).
-   */
-  async function claimDue(): Promise<{ claimed: number; full: boolean }> {
-    saturated.clear()
-    const limit = Math.min(maxHeld - held.size, CLAIM_BATCH)
-    // A claim costs about the same for 5 rows as for 100: with plenty in hand, wait for room.
-    if (limit <= 0 || (limit < CLAIM_BATCH / 2 && held.size >= CLAIM_BATCH)) return { claimed: 0, full: true }
-    const now = clock()
-    const claimed = await claimDueDeliveries(db, { now, leaseUntil: new Date(now.getTime() + leaseMs), limit, claim })
-    const overflow = new Map<string, ClaimedDelivery[]>()
-    for (const delivery of claimed) {
-      if (held.has(delivery.id)) continue // still ours (its lease was renewed late)
-      const host = hostKey(delivery.tracking.callback)
-      if (pipeline.load(host) < maxHeldPerHost) start(delivery, host)
-      else if (overflow.has(host)) overflow.get(host)!.push(delivery)
-      else overflow.set(host, [delivery])
-    }
-    for (const [host, deliveries] of overflow) {
-      // Due again about when this host's share will have been worked off.
-      const delayMs = Math.min(60_000, Math.max(100, (pipeline.meanMs(host) * pipeline.load(host)) / perHost))
-      await postponeDeliveries(db, deliveries.map((d) => ({ id: d.id, claim })), new Date(now.getTime() + delayMs))
-      saturated.add(host)
-    }
-    return { claimed: claimed.length, full: claimed.length === limit && overflow.size === 0 }
-  }
-
-  function start(delivery: ClaimedDelivery, host: string): void {
-    held.add(delivery.id)
-    pipeline.push(delivery, host, (result, startedAt) => {
-      if (saturated.has(host) && pipeline.load(host) < maxHeldPerHost / 2) {
-        saturated.delete(host)
-        wake()
-      }
-      const classified = classifyAttempt(result, delivery.attempts, clock(), random)
-      metrics.attempts.inc({ outcome: classified.outcome })
-      metrics.duration.observe(result.durationMs / 1000)
-      if (classified.next.state === 'dead') metrics.dead.inc()
-      logAttempt(delivery, classified, result)
-      pending.push({
-        delivery, worker: name, startedAt, durationMs: result.durationMs, statusCode: result.statusCode,
-        error: result.error, excerpt: result.excerpt, forwardTo: result.forwardTo, ...classified,
+  const recorder = createOutcomeRecorder({
+    db, clock, logger, events: deps.events,
+    onWritten(batch) {
+      held.release(batch.map((outcome) => outcome.delivery.id))
+      if (backlog) signal.wake()
+    },
+  })
+  const claimer = createDueClaimer({
+    db, clock, claim, leaseMs, held, pipeline, maxHeld, maxHeldPerHost: maxHeld / 2, perHost,
+    dispatch(delivery, host) {
+      held.add(delivery.id)
+      pipeline.push(delivery, host, (result, startedAt) => {
+        if (claimer.relieved(host)) signal.wake()
+        recorder.add(attemptOutcome(outcomes, delivery, result, startedAt))
       })
-      // Started on the next turn of the event loop, so every answer read in this one joins the batch.
-      writing ??= new Promise((resolve) => setImmediate(resolve)).then(writeAll).finally(() => (writing = undefined))
-    })
-  }
+    },
+  })
 
-  function logAttempt(delivery: ClaimedDelivery, classified: Pick<AttemptOutcome, 'outcome' | 'next'>, result: SendResult): void {
-    if (classified.outcome === 'delivered' || classified.outcome === 'accepted') return
-    const fields = {
-      delivery: delivery.id, tracking: delivery.trackingId, attempt: delivery.attempts + 1, outcome: classified.outcome,
-      host: hostKey(delivery.tracking.callback), status: result.statusCode, error: withoutCallbackPath(result.error, delivery.tracking.callback),
-      ms: result.durationMs,
-      next: classified.next.state === 'due' ? classified.next.at.toISOString() : classified.next.state,
-    }
-    if (classified.next.state === 'dead') logger.warn(fields, 'callback delivery dead')
-    else logger.info(fields, 'callback attempt failed')
-  }
-
-  async function writeAll(): Promise<void> {
-    while (pending.length > 0) {
-      const batch = pending.splice(0, WRITE_BATCH)
-      try {
-        const released = await recordAttempts(db, batch, clock())
-        for (const tracking of released) events.emit('released', tracking)
-      } catch (error) {
-        // The deliveries stay leased and become due again when the lease ends: at least once.
-        logger.error({ err: error, count: batch.length }, 'callback attempts could not be recorded; they will be retried')
-      }
-      for (const outcome of batch) held.delete(outcome.delivery.id)
-      if (backlog) wake()
-      if (held.size === 0) {
-        for (const resolve of settledWaiters) resolve()
-        settledWaiters = []
-      }
-    }
-  }
-
-  /** Resolves once every claimed delivery is recorded. */
-  const allSettled = (): Promise<void> =>
-    held.size === 0 ? Promise.resolve() : new Promise((resolve) => void settledWaiters.push(resolve))
-
+  let stopping = false
+  let loop: Promise<void> | undefined
   async function run(): Promise<void> {
-    // Renew the leases of what this worker still holds, so a long queue to a slow host is never taken over.
-    const renew = setInterval(() => {
-      if (held.size === 0) return
-      const now = clock()
-      // Only what is in hand: a delivery whose outcome could not be written must become due again.
-      extendLeases(db, claim, [...held], new Date(now.getTime() + leaseMs)).catch((error: unknown) => logger.warn({ err: error }, 'renewing callback leases failed'))
-    }, Math.max(1000, leaseMs / 3))
-    renew.unref()
+    const stopRenewing = renewLeases({ db, clock, logger, claim, leaseMs, held })
     try {
       while (!stopping) {
         let full = false
         try {
-          full = (await claimDue()).full
+          full = (await claimer.claimDue()).full
         } catch (error) {
           if (stopping) break
           logger.warn({ err: error }, 'claiming callback deliveries failed')
@@ -215,10 +110,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         backlog = full
         // Straight on only when the claim was full and a full claim fits; otherwise recorded attempts wake the loop.
         if (full && maxHeld - held.size >= CLAIM_BATCH) continue
-        await sleep(pollMs)
+        await signal.sleep(pollMs)
       }
     } finally {
-      clearInterval(renew)
+      stopRenewing()
     }
   }
 
@@ -227,42 +122,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     start() {
       loop ??= run()
     },
-    wake,
+    wake: () => signal.wake(),
     async runOnce() {
-      const { claimed } = await claimDue()
-      await allSettled()
-      await writing
+      const { claimed } = await claimer.claimDue()
+      await held.settled()
+      await recorder.flushed()
       return claimed
     },
     async stop() {
       stopping = true
-      wake()
+      signal.wake()
       await loop
-      await allSettled()
-      await writing
+      await held.settled()
+      await recorder.flushed()
     },
-  }
-}
-
-function hostKey(callback: string | null): string {
-  try {
-    return callback ? new URL(callback).host : ''
-  } catch {
-    return ''
-  }
-}
-
-/**
- * An attempt's error for the log: the callback's host is operator information and stays, its path and
- * query (which may carry a token of the integrator's) never reach a log line.
- */
-function withoutCallbackPath(error: string | null, callback: string | null): string | undefined {
-  if (error === null) return undefined
-  if (!callback) return error
-  try {
-    const url = new URL(callback)
-    return error.replaceAll(callback, url.origin).replaceAll(url.href, url.origin)
-  } catch {
-    return error
   }
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { FastifyReply } from 'fastify'
-import type { Tracking } from '../domain/tracking.ts'
+import type { DecorateRecord } from '../common/subsystem.ts'
 
-export type DecorateRecord = (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
+export type { DecorateRecord }
 
 /**
  * Bodies remembered (~700 bytes of heap each, the signature most of it): enough for the records a node's

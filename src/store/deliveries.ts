@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
+import { releaseTrackings } from './release-trackings.ts'
 import type { DeliveriesTable, DeliveryAttemptsTable } from './schema.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -101,8 +102,9 @@ export interface AttemptOutcome {
  * Writes a batch of attempts in one transaction and a fixed number of statements, whatever the batch
  * size: the log rows; each delivery's new state, only while this worker still holds it (a worker
  * whose lease was taken over cannot overwrite the outcome); for a 200 the release of the waiting user
- * (as `releaseTracking` does: completed trackings not yet released, `forward_to` replaced when the
- * answer carried one); for a 202 (or a 200 to a tracking released before) the answer's `forward_to`.
+ * (`releaseTrackings`, the rule of `releaseTracking`: completed trackings not yet released, `forward_to`
+ * replaced when the answer carried one); for a 202 (or a 200 to a tracking released before) the
+ * answer's `forward_to`.
  * Returns the trackings released here, for the `released` event.
  */
 export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<Tracking[]> {
@@ -130,19 +132,11 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
     const held = outcomes.filter((o) => applied.has(o.delivery.id))
 
     const toRelease = held.filter((o) => o.next.state === 'delivered')
-    let released: Tracking[] = []
-    if (toRelease.length > 0) {
-      const values = toRelease.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
-      const result = await sql<{ id: string; forward_to: string | null }>`
-        UPDATE trackings AS t SET release = true, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
-        FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
-        WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
-        RETURNING t.id, t.forward_to`.execute(trx)
-      // A completed tracking changes no other column after its claim (status, transaction and the rest are
-      // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
-      const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
-      released = result.rows.map((row) => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forward_to }))
-    }
+    const releasedNow = await releaseTrackings(trx, toRelease.map((o) => ({ id: o.delivery.trackingId, forwardTo: o.forwardTo })), now)
+    // A completed tracking changes no other column after its claim (status, transaction and the rest are
+    // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
+    const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
+    const released = releasedNow.map((row): Tracking => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forwardTo }))
     const releasedIds = new Set(released.map((t) => t.id))
     const forwards = held.filter((o) => o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))))
     if (forwards.length > 0) {

@@ -1,6 +1,28 @@
+import { sql, type RawBuilder } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
-import { rowToTracking } from './trackings.ts'
+import { rowToTracking, type TrackingRow } from './trackings.ts'
+
+/** A tracking to release, and a callback answer's `forward_to` to replace the record's (null keeps it). */
+export interface ReleaseItem {
+  id: string
+  forwardTo: string | null
+}
+
+/**
+ * The release rule (docs/api.md §4), as the one statement of both forms, `releaseTracking` here and
+ * `releaseTrackings` (release-trackings.ts), so they cannot drift: the waiting user of a completed
+ * tracking not yet released is released now; `forward_to` is replaced when the item carries one.
+ * A pending tracking (nothing to release yet) and one released before are left as they are.
+ */
+export function releaseStatement<Row>(items: readonly ReleaseItem[], now: Date, returning: RawBuilder<unknown>): RawBuilder<Row> {
+  const values = items.map((item) => sql`(${item.id}::text, ${item.forwardTo}::text)`)
+  return sql<Row>`
+    UPDATE trackings AS t SET release = true, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
+    FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
+    WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
+    RETURNING ${returning}`
+}
 
 /**
  * Marks the waiting user released (callback answered 200, or POST /v2/payments/release). Only a
@@ -13,15 +35,8 @@ export async function releaseTracking(
   now: Date,
   options: { forwardTo?: string } = {},
 ): Promise<{ tracking: Tracking; changed: boolean } | undefined> {
-  const updated = await db
-    .updateTable('trackings')
-    .set({ release: true, updated_at: now, ...(options.forwardTo !== undefined ? { forward_to: options.forwardTo } : {}) })
-    .where('id', '=', id)
-    .where('status', '!=', 'pending')
-    .where('release', '=', false)
-    .returningAll()
-    .executeTakeFirst()
-  if (updated) return { tracking: rowToTracking(updated), changed: true }
+  const updated = await releaseStatement<TrackingRow>([{ id, forwardTo: options.forwardTo ?? null }], now, sql`t.*`).execute(db)
+  if (updated.rows[0]) return { tracking: rowToTracking(updated.rows[0]), changed: true }
   const row = await db.selectFrom('trackings').selectAll().where('id', '=', id).where('status', '!=', 'pending').executeTakeFirst()
   return row && { tracking: rowToTracking(row), changed: false }
 }

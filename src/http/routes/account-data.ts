@@ -1,5 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
+import type { Subsystem } from '../../common/subsystem.ts'
+import { linkAndShopChecks } from '../../payments/link-shop-checks.ts'
 import type { Db } from '../../store/database.ts'
 import { createAppTokenAuth } from '../app-token-auth.ts'
 import { adminAppsRoutes } from './admin-apps.ts'
@@ -9,20 +10,23 @@ import { linkPaymentRoutes } from './link-payments.ts'
 import { shopifyPaymentRoutes } from './shopify-payments.ts'
 
 /**
- * Links, shops and apps (issue 5): `admin` goes with the public plugins (it has its own admin-token
- * guard), `api` behind the API key and rate limits.
+ * Links, shops and apps (docs/api.md §5): the admin routes are public ones (they have their own
+ * admin-token guard), the rest sit behind the API key and rate limits; a new tracking's link and shop
+ * are checked when it is created.
  */
-export function accountDataPlugins(deps: { db: Db; clock: Clock; adminToken: string | null }): { admin: FastifyPluginAsync; api: FastifyPluginAsync } {
+export function accountDataSubsystem(deps: { db: Db; clock: Clock; adminToken: string | null }): Subsystem {
   const authorize = createAppTokenAuth(deps.db, deps.clock)
   return {
-    admin: async (app) => {
+    name: 'account data',
+    publicRoutes: [async (app) => {
       await app.register(adminLinksShopsRoutes, deps)
       await app.register(adminAppsRoutes, deps)
-    },
-    api: async (app) => {
+    }],
+    apiRoutes: [async (app) => {
       await app.register(linkPaymentRoutes, { db: deps.db })
       await app.register(shopifyPaymentRoutes, { db: deps.db })
       await app.register(appEndpointRoutes, { db: deps.db, authorize })
-    },
+    }],
+    referenceChecks: [linkAndShopChecks(deps.db)],
   }
 }

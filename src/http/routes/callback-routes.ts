@@ -2,19 +2,21 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Callbacks } from '../../callbacks/index.ts'
 import { generateRsaKeyPair } from '../../callbacks/signer.ts'
 import type { Common } from '../../common/common.ts'
+import type { Subsystem } from '../../common/subsystem.ts'
 import type { Db } from '../../store/database.ts'
 import { adminIntegrationRoutes } from './admin-integrations.ts'
 import { deliveryRoutes } from './deliveries.ts'
 import { publicKeyRoutes } from './public-key.ts'
 
-/** The routes of signed callbacks: delivery tools (API key), the public key and integrations (admin). */
-export function callbackRoutes(common: Common, db: Db, callbacks: Callbacks): { api: FastifyPluginAsync[]; public: FastifyPluginAsync[] } {
+/**
+ * The callbacks subsystem with its routes: delivery tools (API key), the public key and integrations
+ * (admin). The routes are added here because callbacks/ sits below http/ in the layers.
+ */
+export function withCallbackRoutes(common: Common, db: Db, callbacks: Callbacks): Subsystem {
   const { config, clock } = common
-  return {
-    api: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() })],
-    public: [
-      async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem }),
-      async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair, secretsKey: config.secretsKey }),
-    ],
-  }
+  const publicRoutes: FastifyPluginAsync[] = [
+    async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem }),
+    async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair, secretsKey: config.secretsKey }),
+  ]
+  return { ...callbacks, apiRoutes: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() })], publicRoutes }
 }

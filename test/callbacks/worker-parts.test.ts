@@ -1,0 +1,69 @@
+// The parts of the delivery worker on their own: the wake signal, the deliveries in hand and the
+// batched recording of outcomes (what a failed write must still do).
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import pino from 'pino'
+import { createHeldDeliveries } from '../../src/callbacks/held-deliveries.ts'
+import { createOutcomeRecorder } from '../../src/callbacks/outcome-recorder.ts'
+import { createWakeSignal } from '../../src/callbacks/wake-signal.ts'
+import { createTrackingEvents } from '../../src/common/tracking-events.ts'
+import type { Db } from '../../src/store/database.ts'
+import type { AttemptOutcome } from '../../src/store/deliveries.ts'
+import { testTracking } from '../support/trackings.ts'
+
+test('a wake while the loop is busy is kept: the next sleep returns at once, the one after waits', async () => {
+  const signal = createWakeSignal()
+  signal.wake()
+  const started = performance.now()
+  await signal.sleep(60_000)
+  assert.ok(performance.now() - started < 1000)
+  let slept = false
+  const sleeping = signal.sleep(60_000).then(() => (slept = true))
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(slept, false)
+  signal.wake()
+  await sleeping
+})
+
+test('held deliveries settle once the last one is released', async () => {
+  const held = createHeldDeliveries()
+  await held.settled()
+  held.add('a')
+  held.add('b')
+  let settled = false
+  const waiting = held.settled().then(() => (settled = true))
+  held.release(['a'])
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(settled, false)
+  assert.deepEqual(held.ids(), ['b'])
+  held.release(['b'])
+  await waiting
+  assert.equal(held.size, 0)
+})
+
+function outcome(id: string): AttemptOutcome {
+  const tracking = testTracking('a', { id, secretId: id, status: 'success', callback: `https://host.example/${id}` })
+  return {
+    delivery: { id, trackingId: id, claim: 'c', attempts: 0, tracking }, worker: 'w', startedAt: new Date(0), durationMs: 1,
+    outcome: 'delivered', statusCode: 200, error: null, excerpt: null, forwardTo: null, next: { state: 'delivered' },
+  }
+}
+
+test('outcomes added in one turn go into one write; a write that fails is logged and its deliveries leave the hand', async () => {
+  let transactions = 0
+  const failingDb = { transaction: () => ({ execute: async () => { transactions++; throw new Error('database down') } }) } as unknown as Db
+  const logged: string[] = []
+  const logger = pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line).msg) })
+  const written: string[][] = []
+  const recorder = createOutcomeRecorder({
+    db: failingDb, clock: () => new Date(0), logger, events: createTrackingEvents(),
+    onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
+  })
+  recorder.add(outcome('a'))
+  recorder.add(outcome('b'))
+  recorder.add(outcome('c'))
+  await recorder.flushed()
+  assert.equal(transactions, 1)
+  assert.deepEqual(written, [['a', 'b', 'c']])
+  assert.deepEqual(logged, ['callback attempts could not be recorded; they will be retried'])
+})
