@@ -1,5 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
+import type { Clock } from '../common/clock.ts'
+import { NonRetryableError } from '../common/errors.ts'
 
 /**
  * SSRF guard for callback URLs: a callback must not reach the service's own network (loopback,
@@ -106,14 +108,11 @@ function expandIpv6(address: string): number[] | null {
 }
 
 /** A callback refused because of where it leads. */
-export class ForbiddenCallbackError extends Error {
+export class ForbiddenCallbackError extends NonRetryableError {
   override name = 'ForbiddenCallbackError'
-  readonly code = 'ERR_CALLBACK_FORBIDDEN_ADDRESS'
-  readonly shortMessage: string
+  override readonly code = 'ERR_CALLBACK_FORBIDDEN_ADDRESS'
   constructor(host: string, address: string, reason: string) {
-    const shortMessage = `${host} resolves to ${address}, a ${reason} address; callbacks may only reach public addresses`
-    super(shortMessage)
-    this.shortMessage = shortMessage
+    super(`${host} resolves to ${address}, a ${reason} address; callbacks may only reach public addresses`)
   }
 }
 
@@ -125,9 +124,9 @@ export function hostOf(url: URL): string {
 /**
  * Resolves a callback URL's host the way a delivery will and refuses forbidden addresses. Returns
  * undefined when allowed, including when the name does not resolve now (it is checked again on
- * every delivery). Resolution is bounded by `timeoutMs`.
+ * every delivery). Resolution is bounded by `timeoutMs`; `clock` times the cache of resolved hosts.
  */
-export async function checkCallbackUrl(callback: string, timeoutMs = 3000): Promise<ForbiddenCallbackError | undefined> {
+export async function checkCallbackUrl(callback: string, clock: Clock, timeoutMs = 3000): Promise<ForbiddenCallbackError | undefined> {
   let url: URL
   try {
     url = new URL(callback)
@@ -140,7 +139,7 @@ export async function checkCallbackUrl(callback: string, timeoutMs = 3000): Prom
     return reason ? new ForbiddenCallbackError(host, host, reason) : undefined
   }
   // A merchant's trackings share a callback host: resolve it once a minute, not on every create.
-  const now = Date.now()
+  const now = clock().getTime()
   const cached = verdicts.get(host)
   if (cached && cached.until > now) return cached.verdict
   const verdict = await resolveAndCheck(host, timeoutMs)

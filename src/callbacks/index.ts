@@ -63,7 +63,7 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
   }
   const callbackCheck: ReferenceCheck = async (_accountId, request) => {
     if (config.allowPrivateCallbacks || request.callback === null) return undefined
-    const refused = await checkCallbackUrl(request.callback)
+    const refused = await checkCallbackUrl(request.callback, clock)
     return refused && { kind: 'invalid', errors: [{ path: 'callback', message: refused.shortMessage }] }
   }
 

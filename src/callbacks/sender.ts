@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks'
 import { Agent } from 'undici'
 import { forwardTargetProblem } from '../domain/forward-target.ts'
 import { ForbiddenCallbackError, forbiddenAddressReason, guardedLookup, hostOf } from './address-guard.ts'
+import { RetryableError } from '../common/errors.ts'
 
 /** What one POST to a callback URL came to. */
 export interface SendResult {
@@ -27,9 +28,10 @@ const EXCERPT_BYTES = 512
 /** Enough for a `{"forward_to": …}` answer; the rest of a larger answer is drained and ignored. */
 const READ_BYTES = 16 * 1024
 
-class CallbackTimeoutError extends Error {
+/** The receiver did not answer in time: the attempt failed, a later one may succeed. */
+class CallbackTimeoutError extends RetryableError {
   override name = 'CallbackTimeoutError'
-  readonly code = 'ETIMEDOUT'
+  override readonly code = 'ETIMEDOUT'
 }
 
 /**

@@ -2,13 +2,15 @@ import { constants, createHash, createPrivateKey, createPublicKey, generateKeyPa
 import type { Db } from '../store/database.ts'
 import { integrationPrivateKey } from '../store/integrations.ts'
 import { serviceKeyPair, type KeyPairPem } from '../store/service-keys.ts'
+import { NonRetryableError } from '../common/errors.ts'
 
 /** Name of the service's default callback-signing key in `service_keys`. */
 export const SERVICE_SIGNING_KEY = 'callback-signing'
 
 /** A signing key that cannot be used (bad PEM, not RSA); its message names where it came from. */
-export class SigningKeyError extends Error {
+export class SigningKeyError extends NonRetryableError {
   override name = 'SigningKeyError'
+  override readonly code = 'SIGNING_KEY_INVALID'
 }
 
 /** A fresh RSA-2048 pair as PEM: PKCS#8 private, SPKI public. Generated on the libuv pool. */

@@ -101,6 +101,8 @@ function createInFlightCounter(limit: number, redis?: Redis) {
   const acquireShared = async (redis: Redis, key: string): Promise<(() => void) | undefined> => {
     const redisKey = `paywatch:inflight:${key}`
     const member = randomUUID()
+    // Wall time, not the injected clock: the scores are compared by every node sharing Redis, as the
+    // counters of rate-limiter-flexible (which read Date.now() themselves) are.
     const now = Date.now()
     const replies = await redis.multi()
       .zremrangebyscore(redisKey, '-inf', now)

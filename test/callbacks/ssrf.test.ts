@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { systemClock } from '../../src/common/clock.ts'
 import { checkCallbackUrl, forbiddenAddressReason } from '../../src/callbacks/address-guard.ts'
 import { createCallbackSender } from '../../src/callbacks/sender.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
@@ -29,11 +30,11 @@ test('forbidden address ranges', () => {
 })
 
 test('create-time check: literal addresses and names that resolve to forbidden addresses', async () => {
-  assert.ok(await checkCallbackUrl('http://127.0.0.1:8080/cb'))
-  assert.ok(await checkCallbackUrl('http://[::1]/cb'))
-  assert.ok(await checkCallbackUrl('http://localhost/cb'))
-  assert.ok(await checkCallbackUrl('http://0x7f.1/cb'), 'WHATWG URL normalises 0x7f.1 to 127.0.0.1')
-  assert.equal(await checkCallbackUrl('https://8.8.8.8/cb'), undefined)
+  assert.ok(await checkCallbackUrl('http://127.0.0.1:8080/cb', systemClock))
+  assert.ok(await checkCallbackUrl('http://[::1]/cb', systemClock))
+  assert.ok(await checkCallbackUrl('http://localhost/cb', systemClock))
+  assert.ok(await checkCallbackUrl('http://0x7f.1/cb', systemClock), 'WHATWG URL normalises 0x7f.1 to 127.0.0.1')
+  assert.equal(await checkCallbackUrl('https://8.8.8.8/cb', systemClock), undefined)
 })
 
 test('the sender refuses forbidden addresses at connection time and follows no redirects', async () => {
