@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
 import type { RawData, WebSocket } from 'ws'
 import type { Common } from '../common/common.ts'
-import { HttpProblem } from '../http/problem.ts'
+import { problem } from '../http/problem.ts'
 import { problemSchema } from '../http/schemas.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createAddressLimits } from './address-limits.ts'
@@ -92,7 +92,7 @@ export function cableRoute(deps: CableRouteDeps) {
       if (!request.ws) return
       if (sockets.size >= maxConnections) {
         refusals.inc({ reason: 'node_full' })
-        throw new HttpProblem(503, 'CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
+        throw problem('CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
           headers: { 'retry-after': '5' },
         })
       }
@@ -122,7 +122,7 @@ export function cableRoute(deps: CableRouteDeps) {
         response: { '4xx': problemSchema },
       },
       handler: async () => {
-        throw new HttpProblem(426, 'UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {
+        throw problem('UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {
           headers: { upgrade: 'websocket' },
         })
       },

@@ -5,7 +5,7 @@ import type { Db } from '../../store/database.ts'
 import { listDeliveries, redeliver, type AttemptRow, type DeliveryRow } from '../../store/deliveries.ts'
 import { findTrackingBySecret } from '../../store/trackings.ts'
 import { callerOf } from '../auth.ts'
-import { HttpProblem, notFound } from '../problem.ts'
+import { notFound, problem } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
 
 export interface DeliveryRoutesDeps {
@@ -91,9 +91,9 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
         case 'not-found':
           throw notFound('payment tracking')
         case 'pending':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending: its callback is sent when it completes')
+          throw problem('CONFLICT', 'the payment is still pending: its callback is sent when it completes')
         case 'no-callback':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment has no callback URL')
+          throw problem('CONFLICT', 'the payment has no callback URL')
         case 'scheduled':
           deps.onScheduled()
           return reply.code(202).send(deliveryJson(outcome.delivery))

@@ -7,7 +7,7 @@ import type { TrackingEvents } from '../../common/tracking-events.ts'
 import { createTrackingBatches } from '../../store/tracking-batches.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
-import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
+import { chainUnavailable, notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
@@ -51,15 +51,15 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
         if (outcome.attached) deps.events.emit('tracked', outcome.tracking)
         return sendRecord(reply, 200, outcome.tracking, { signed: false })
       case 'conflict':
-        throw new HttpProblem(409, 'CONFLICT', outcome.detail)
+        throw problem('CONFLICT', outcome.detail)
       case 'invalid':
         throw validationFailed(outcome.errors)
       case 'unsupported-chain':
         throw unsupportedBlockchain(parsed.value.blockchain)
       case 'chain-unavailable':
-        throw new HttpProblem(503, 'CHAIN_UNAVAILABLE', 'the blockchain RPC did not answer; try again shortly', { headers: { 'retry-after': '5' } })
+        throw chainUnavailable()
       case 'not-found':
-        throw new HttpProblem(404, 'NOT_FOUND', outcome.detail)
+        throw problem('NOT_FOUND', outcome.detail)
     }
   })
 

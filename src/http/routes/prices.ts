@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PriceOracle } from '../../chain/price-oracle.ts'
 import type { ChainRegistry } from '../../chain/registry.ts'
-import { HttpProblem } from '../problem.ts'
+import { problem } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
 import { addressParam, chainDataParams, readingChain, trackedChain } from './chain-data-input.ts'
 
@@ -27,7 +27,7 @@ export async function priceRoutes(app: FastifyInstance, deps: PriceRoutesDeps): 
     const chain = trackedChain(deps.chains, request.params.blockchain)
     const token = addressParam(request.params.token_address, 'token_address')
     const price = await readingChain(() => deps.prices.priceOf(chain, token))
-    if (price === null) throw new HttpProblem(404, 'NOT_FOUND', `no price route for token ${token} on ${chain.config.name}`)
+    if (price === null) throw problem('NOT_FOUND', `no price route for token ${token} on ${chain.config.name}`)
     return reply.type('application/json').send(JSON.stringify(price))
   })
 }

@@ -5,7 +5,7 @@ import { parseReleaseRequest } from '../../domain/release-request.ts'
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
 import { callerOf } from '../auth.ts'
-import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
+import { notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { paymentRecordSchema, problemSchema } from '../schemas.ts'
 
 export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
@@ -49,7 +49,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
           return reply.code(200).type('application/json').send(body)
         }
         case 'pending':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending; release it once its status is success or failed')
+          throw problem('CONFLICT', 'the payment is still pending; release it once its status is success or failed')
         case 'not-found':
           // Only when nothing matched: a chain no longer configured does not stop its completed payments' release.
           if (!deps.isTrackedChain(parsed.value.blockchain)) throw unsupportedBlockchain(parsed.value.blockchain)
