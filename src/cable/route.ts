@@ -4,7 +4,7 @@ import { Counter, Gauge } from 'prom-client'
 import type { RawData, WebSocket } from 'ws'
 import type { Common } from '../common/common.ts'
 import { problem } from '../http/problem.ts'
-import { problemSchema } from '../http/schemas.ts'
+import { problemResponses } from '../http/problem-schemas.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createAddressLimits } from './address-limits.ts'
 import { CableConnection } from './connection.ts'
@@ -119,7 +119,7 @@ export function cableRoute(deps: CableRouteDeps) {
         description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
         tags: ['widget'],
         security: [],
-        response: { '4xx': problemSchema },
+        response: { ...problemResponses('BAD_WEBSOCKET_HANDSHAKE', 'UPGRADE_REQUIRED', 'RATE_LIMITED', 'CABLE_FULL') },
       },
       handler: async () => {
         throw problem('UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {

@@ -9,7 +9,7 @@ import { earlierLinkRecordSchema, apiVersionHeaders, summaryRecordSchema } from 
 import { apiVersionOf } from '../api-version.ts'
 import { callerOf } from '../auth.ts'
 import { notFound, validationFailed } from '../problem.ts'
-import { problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
 
 /** Reads `after`: absent, or one ISO 8601 timestamp. */
 function readAfter(query: unknown): Date | null {
@@ -34,7 +34,7 @@ export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }):
         200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
           description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
         }),
-        '4xx': problemSchema,
+        ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND'),
       },
     },
     // Read by hand: `after` gets one clear problem, x-api-version is checked for every API route.

@@ -8,7 +8,8 @@ import { createTrackingBatches } from '../../store/tracking-batches.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
 import { chainUnavailable, notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
-import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { createPaymentBodySchema, paymentRecordSchema } from '../schemas.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
   events: TrackingEvents
@@ -34,7 +35,10 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
       summary: 'Create a payment tracking (idempotent)',
       tags: ['payments'],
       body: createPaymentBodySchema,
-      response: { 200: paymentRecordSchema, 201: paymentRecordSchema, '4xx': problemSchema },
+      response: {
+        200: paymentRecordSchema, 201: paymentRecordSchema,
+        ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT', 'CHAIN_UNAVAILABLE'),
+      },
     },
     // The body is read by parsePaymentRequest, which reports every field at once; the schema documents it.
     validatorCompiler: () => () => true,
@@ -68,7 +72,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
       summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
       tags: ['payments'],
       params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
-      response: { 200: paymentRecordSchema, '4xx': problemSchema },
+      response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
     },
   }, async (request, reply) => {
     const secretId = request.params.secret_id

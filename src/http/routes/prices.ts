@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { PriceOracle } from '../../chain/price-oracle.ts'
 import type { ChainRegistry } from '../../chain/registry.ts'
 import { problem } from '../problem.ts'
-import { problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
 import { addressParam, chainDataParams, readingChain, trackedChain } from './chain-data-input.ts'
 
 export interface PriceRoutesDeps {
@@ -21,7 +21,10 @@ export async function priceRoutes(app: FastifyInstance, deps: PriceRoutesDeps): 
         'native token; thin pools ignored, outliers beyond 10% of the median dropped, the rest averaged. Cached briefly.',
       tags: ['prices'],
       params: chainDataParams('token_address'),
-      response: { 200: Type.Number({ description: 'USD price of one whole token' }), '4xx': problemSchema, 503: problemSchema },
+      response: {
+        200: Type.Number({ description: 'USD price of one whole token' }),
+        ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CHAIN_UNAVAILABLE'),
+      },
     },
   }, async (request, reply) => {
     const chain = trackedChain(deps.chains, request.params.blockchain)

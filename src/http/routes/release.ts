@@ -6,7 +6,8 @@ import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
 import { callerOf } from '../auth.ts'
 import { notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
-import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { paymentRecordSchema } from '../schemas.ts'
 
 export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
   /** Whether this service tracks the chain: a release naming another one is a 400, not a 404. */
@@ -32,7 +33,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
         summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
         tags: ['payments'],
         body: releaseBodySchema,
-        response: { 200: paymentRecordSchema, '4xx': problemSchema },
+        response: { 200: paymentRecordSchema, ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT') },
       },
       // parseReleaseRequest reads the body and reports every field at once; the schema documents it.
       validatorCompiler: () => () => true,
