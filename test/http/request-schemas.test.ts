@@ -13,7 +13,7 @@ import { parseReleaseRequest, releaseRequestFields } from '../../src/domain/rele
 import type { FieldTable, ParseResult } from '../../src/domain/request-fields.ts'
 import { fieldsSchema } from '../../src/http/request-schemas.ts'
 import { startTestService, type TestService } from '../support/service.ts'
-import { createBody, SENDER, TX_HASH } from './payments-fixtures.ts'
+import { createBody, earlierBody, FEE_RECEIVER, SENDER, TX_HASH } from './payments-fixtures.ts'
 
 FormatRegistry.Set('date-time', (value) => parseIsoTimestamp(value) !== undefined)
 
@@ -21,21 +21,33 @@ interface Case {
   name: string
   fields: FieldTable
   parse: (input: unknown) => ParseResult<unknown>
-  /** A valid input, and inputs that make conditional fields required (the earlier form). */
+  /** A valid input with as many fields as can go together, and valid inputs with the others (the earlier form). */
   valid: () => Record<string, unknown>
+  samples?: Record<string, () => Record<string, unknown>>
+  /** Inputs that make conditional fields required. */
   variants: Record<string, unknown>[]
+  /** More accepted values of another JSON type than the valid input's (a nonce as a string of digits). */
+  alternates?: Record<string, unknown[]>
 }
 
 const cases: Case[] = [
   {
     name: 'POST /v2/payments body', fields: paymentRequestFields, parse: parsePaymentRequest,
-    valid: () => createBody({ payload: { order: 1 }, commitment: 'confirmed', forward_on_failure: false }),
+    valid: () => createBody({
+      payload: { order: 1 }, commitment: 'confirmed', confirmations: 2, forward_on_failure: false, transaction: TX_HASH,
+      integration_id: 'int-1', link_id: 'link-1', forward_to: 'https://shop.example/done', fee_amount: '0.1', fee_receiver: FEE_RECEIVER,
+      shop: 'a.myshopify.com', shopify_payment_id: 'sp-1',
+    }),
+    samples: { uuid: () => earlierBody() },
     variants: [{}, { uuid: 'u-1' }, { uuid: 'u-1', commitment: 'finalized' }, { fee_amount: '1' }, { shop: 'a.myshopify.com' }],
+    alternates: { nonce: ['7'], after_block: ['12'] },
   },
   {
     name: 'POST /v2/payments/release body', fields: releaseRequestFields, parse: parseReleaseRequest,
     valid: () => ({ blockchain: 'ethereum', transaction: TX_HASH, sender: SENDER, nonce: '7', secret_id: 's-1' }),
+    samples: { uuid: () => ({ blockchain: 'ethereum', transaction: TX_HASH, sender: SENDER, nonce: 7, uuid: 'u-1' }) },
     variants: [{}, { uuid: 'u-1' }],
+    alternates: { nonce: [7] },
   },
   {
     name: 'GET /links/{link_id}/payments query', fields: linkPaymentsQueryFields, parse: parseLinkPaymentsQuery,
@@ -58,6 +70,8 @@ function keysRead(parse: Case['parse'], input: Record<string, unknown>): Set<str
 
 const errorsAt = (result: ParseResult<unknown>, path: string) => (result.ok ? [] : result.errors.filter((e) => e.path === path))
 const PROBES: unknown[] = [true, 7, -1, 1.5, 'x', {}, [], '2026-01-01T00:00:00Z']
+const jsonType = (v: unknown): string =>
+  Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v
 
 for (const c of cases) {
   describe(`${c.name}: the schema and the parser agree`, () => {
@@ -70,22 +84,39 @@ for (const c of cases) {
       assert.deepEqual([...read].sort(), documented)
     })
 
-    test('a valid input passes both', () => {
-      const input = c.valid()
-      const parsed = c.parse(input)
-      assert.ok(parsed.ok, parsed.ok ? '' : JSON.stringify(parsed.errors))
-      assert.ok(Value.Check(schema, input), JSON.stringify([...Value.Errors(schema, input)]))
+    const baseFor = (key: string) => (key in c.valid() ? c.valid() : c.samples?.[key]?.()) ?? c.valid()
+
+    test('valid inputs pass both, and together they hold every field', () => {
+      for (const input of [c.valid(), ...Object.values(c.samples ?? {}).map((sample) => sample())]) {
+        const parsed = c.parse(input)
+        assert.ok(parsed.ok, parsed.ok ? '' : JSON.stringify(parsed.errors))
+        assert.ok(Value.Check(schema, input), JSON.stringify([...Value.Errors(schema, input)]))
+      }
+      for (const key of documented) assert.ok(key in baseFor(key), `a valid input holds ${key}`)
     })
 
     test('a value the schema refuses the parser refuses at the same path; one the parser takes the schema takes', () => {
       for (const key of documented) {
         for (const probe of PROBES) {
-          const input = { ...c.valid(), [key]: probe }
+          const input = { ...baseFor(key), [key]: probe }
           const schemaTakes = Value.Check(schema, input)
           const parserTakes = errorsAt(c.parse(input), key).length === 0
           if (!schemaTakes) assert.ok(!parserTakes, `${key} = ${JSON.stringify(probe)}: the schema refuses it, the parser takes it`)
           if (parserTakes) assert.ok(schemaTakes, `${key} = ${JSON.stringify(probe)}: the parser takes it, the schema refuses it`)
         }
+      }
+    })
+
+    test('the schema admits no JSON type the parser never takes', () => {
+      for (const key of documented) {
+        const base = baseFor(key)
+        const [schemaTypes, parserTypes] = [new Set<string>(), new Set<string>()]
+        for (const value of [base[key], ...PROBES, ...(c.alternates?.[key] ?? [])]) {
+          const input = { ...base, [key]: value }
+          if (Value.Check(schema, input)) schemaTypes.add(jsonType(value))
+          if (errorsAt(c.parse(input), key).length === 0) parserTypes.add(jsonType(value))
+        }
+        assert.deepEqual([...schemaTypes].sort(), [...parserTypes].sort(), `${key}: JSON types of the schema and of the parser`)
       }
     })
 
