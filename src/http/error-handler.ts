@@ -2,9 +2,9 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { HttpProblem, noRoute, problem, problemBody, PROBLEMS, type ProblemCode } from './problem.ts'
 
-export function sendProblem(reply: FastifyReply, problem: HttpProblem): FastifyReply {
-  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
-  return reply.code(problem.status).type('application/problem+json').send(problemBody(problem))
+export function sendProblem(reply: FastifyReply, answer: HttpProblem): FastifyReply {
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
+  return reply.code(answer.status).type('application/problem+json').send(problemBody(answer))
 }
 
 /** Fastify's own request errors, as stable codes. */
