@@ -24,14 +24,19 @@ const describe = (codes: readonly ProblemCode[]): string =>
 /** Any 4xx problem of the catalogue (docs/api.md §6): for the routes that document `'4xx'` without listing codes. */
 export const problemSchema = problemObject(PROBLEM_CODES.filter((code) => PROBLEMS[code].status < 500), 'RFC 9457 problem (application/problem+json)')
 
-/** The route's `response` entries for these codes, one per status, each listing its codes. */
-export function problemResponses(...codes: ProblemCode[]): Record<number, TSchema> {
-  const byStatus = new Map<number, ProblemCode[]>()
+/** One entry per status of these codes, each listing its codes. */
+function byStatus(codes: readonly ProblemCode[]): Record<number, TSchema> {
+  const lists = new Map<number, ProblemCode[]>()
   for (const code of new Set(codes)) {
     const { status } = PROBLEMS[code]
-    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+    lists.set(status, [...(lists.get(status) ?? []), code])
   }
-  return Object.fromEntries([...byStatus].map(([status, list]) => [status, problemObject(list, describe(list))]))
+  return Object.fromEntries([...lists].map(([status, list]) => [status, problemObject(list, describe(list))]))
+}
+
+/** The route's `response` entries for the codes it answers, and `4xx` for any other client problem. */
+export function problemResponses(...codes: ProblemCode[]): Record<number | '4xx', TSchema> {
+  return { ...byStatus(codes), '4xx': problemSchema }
 }
 
 /** Problems any route may answer; a body adds the body's (docs/api.md §6). */
@@ -52,11 +57,11 @@ const codesOf = (schema: unknown): ProblemCode[] | undefined =>
 export function documentProblems(route: RouteOptions, codes: readonly ProblemCode[]): void {
   const schema = (route.schema ?? {}) as { response?: Record<string, unknown> }
   const response: Record<string, unknown> = { ...schema.response }
-  for (const [status, added] of Object.entries(problemResponses(...codes))) {
+  for (const [status, added] of Object.entries(byStatus(codes))) {
     const listed = codesOf(response[status])
     // A status documented with another body (not a problem) is left as the route says.
     if (response[status] !== undefined && !listed) continue
-    response[status] = listed ? problemResponses(...listed, ...codesOf(added)!)[Number(status)] : added
+    response[status] = listed ? byStatus([...listed, ...codesOf(added)!])[Number(status)] : added
   }
   route.schema = { ...schema, response }
 }
