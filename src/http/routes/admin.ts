@@ -4,7 +4,7 @@ import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import { createAccount, findAccount, listAccounts } from '../../store/accounts.ts'
 import { createApiKey, listApiKeys, revokeApiKey } from '../../store/api-keys.ts'
-import { notFound, validationFailed } from '../problem.ts'
+import { HttpProblem, notFound, validationFailed } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
 import { noRoute, problem } from '../problem.ts'
 
