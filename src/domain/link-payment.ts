@@ -37,6 +37,6 @@ export const linkPaymentsQueryFields = {
 export function parseLinkPaymentsQuery(query: unknown): ParseResult<{ after: Date | null }> {
   const errors = new FieldErrors()
   const read = new FieldReader((query ?? {}) as Record<string, unknown>, errors, linkPaymentsQueryFields)
-  const after = read.read('after')
+  const after = read.timestamp('after')
   return errors.empty ? { ok: true, value: { after } } : { ok: false, errors: errors.list }
 }

@@ -88,30 +88,30 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
   const earlier = secretKey === 'uuid'
   const value: PaymentRequest = {
     shape: earlier ? 'earlier' : 'current',
-    secretId: read.read(secretKey, true) ?? '',
-    blockchain: read.read('blockchain') ?? '',
-    sender: read.read('sender') ?? '',
-    nonce: read.read('nonce') ?? 0n,
-    receiver: read.read('receiver') ?? '',
-    token: read.read('token') ?? '',
-    amount: read.read('amount') ?? '0',
-    afterBlock: read.read('after_block') ?? 0n,
-    callback: read.read('callback', !earlier),
-    transaction: read.read('transaction', earlier)?.toLowerCase() ?? null,
-    commitment: (read.read('commitment') ?? 'confirmed') as Commitment,
+    secretId: read.text(secretKey, true) ?? '',
+    blockchain: read.text('blockchain') ?? '',
+    sender: read.address('sender') ?? '',
+    nonce: read.uint('nonce') ?? 0n,
+    receiver: read.address('receiver') ?? '',
+    token: read.address('token') ?? '',
+    amount: read.decimal('amount') ?? '0',
+    afterBlock: read.uint('after_block') ?? 0n,
+    callback: read.url('callback', !earlier),
+    transaction: read.text('transaction', earlier)?.toLowerCase() ?? null,
+    commitment: (read.choice('commitment') ?? 'confirmed') as Commitment,
     confirmations: 1,
-    integrationId: read.read('integration_id'),
-    payload: read.read('payload'),
-    forwardTo: read.read('forward_to'),
-    forwardOnFailure: read.read('forward_on_failure') ?? true,
-    feeAmount: read.read('fee_amount', false),
-    feeReceiver: read.read('fee_receiver', false),
-    linkId: read.read('link_id'),
-    shop: read.read('shop', false)?.toLowerCase() ?? null,
-    shopifyPaymentId: read.read('shopify_payment_id', false),
+    integrationId: read.text('integration_id'),
+    payload: read.object('payload'),
+    forwardTo: read.forwardUrl('forward_to'),
+    forwardOnFailure: read.boolean('forward_on_failure') ?? true,
+    feeAmount: read.decimal('fee_amount', false),
+    feeReceiver: read.address('fee_receiver', false),
+    linkId: read.text('link_id'),
+    shop: read.text('shop', false)?.toLowerCase() ?? null,
+    shopifyPaymentId: read.text('shopify_payment_id', false),
   }
   // Required in the earlier form, except with `finalized`, which takes none.
-  const confirmations = read.read('confirmations', earlier && value.commitment !== 'finalized')
+  const confirmations = read.integer('confirmations', earlier && value.commitment !== 'finalized')
   const givenConfirmations = read.raw('confirmations')
   if (value.commitment === 'finalized' && givenConfirmations !== undefined && givenConfirmations !== null) {
     errors.add('confirmations', 'cannot be set when commitment is "finalized"')

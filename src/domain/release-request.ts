@@ -38,11 +38,11 @@ export function parseReleaseRequest(body: unknown): ParseResult<ReleaseRequest> 
   const read = new FieldReader(body as Record<string, unknown>, errors, releaseRequestFields)
   const secretKey = secretKeyOf(read, errors)
   const value: ReleaseRequest = {
-    blockchain: read.read('blockchain') ?? '',
-    transaction: read.read('transaction')?.toLowerCase() ?? '',
-    sender: read.read('sender') ?? '',
-    nonce: read.read('nonce') ?? 0n,
-    secretId: read.read(secretKey, true) ?? '',
+    blockchain: read.text('blockchain') ?? '',
+    transaction: read.text('transaction')?.toLowerCase() ?? '',
+    sender: read.address('sender') ?? '',
+    nonce: read.uint('nonce') ?? 0n,
+    secretId: read.text(secretKey, true) ?? '',
   }
   return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }
