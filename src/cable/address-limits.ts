@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net'
-import { HttpProblem } from '../http/problem.ts'
+import { rateLimited, type HttpProblem } from '../http/problem.ts'
 
 export interface AddressLimitsConfig {
   /** Open widget sockets one client address may hold on this node. */
@@ -40,8 +40,8 @@ export function createAddressLimits(config: AddressLimitsConfig, now: () => numb
         const limit = config.maxConnectionsPerAddress
         return {
           reason: 'address_connections',
-          problem: new HttpProblem(429, 'RATE_LIMITED', `your address holds its limit of ${limit} open widget connections on this node; close one or retry shortly`, {
-            headers: { 'retry-after': '5', 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': '5' },
+          problem: rateLimited(`your address holds its limit of ${limit} open widget connections on this node; close one or retry shortly`, {
+            'retry-after': '5', 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': '5',
           }),
         }
       }
@@ -51,8 +51,8 @@ export function createAddressLimits(config: AddressLimitsConfig, now: () => numb
         const retry = Math.max(1, Math.ceil((1 - tokens) / config.connectsPerSecond))
         return {
           reason: 'connection_rate',
-          problem: new HttpProblem(429, 'RATE_LIMITED', `over the limit of ${config.connectBurst} widget connections at once, ${config.connectsPerSecond} more per second, from your address; retry in ${retry} s`, {
-            headers: { 'retry-after': String(retry), 'ratelimit-limit': String(config.connectBurst), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry) },
+          problem: rateLimited(`over the limit of ${config.connectBurst} widget connections at once, ${config.connectsPerSecond} more per second, from your address; retry in ${retry} s`, {
+            'retry-after': String(retry), 'ratelimit-limit': String(config.connectBurst), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry),
           }),
         }
       }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { HttpProblem, problemBody } from '../http/problem.ts'
+import { problem, problemBody } from '../http/problem.ts'
 
 /**
  * Answers a WebSocket handshake that `ws` refused (a missing or malformed Sec-WebSocket-Key, an
@@ -11,17 +11,17 @@ import { HttpProblem, problemBody } from '../http/problem.ts'
 export function answerRefusedHandshake(error: Error, socket: Duplex): void {
   if (!socket.writable) return void socket.destroy()
   const versionRefused = /Sec-WebSocket-Version/.test(error.message)
-  const problem = new HttpProblem(400, 'BAD_WEBSOCKET_HANDSHAKE', `the WebSocket handshake was refused: ${error.message}`, {
+  const refused = problem('BAD_WEBSOCKET_HANDSHAKE', `the WebSocket handshake was refused: ${error.message}`, {
     // RFC 6455 4.4: tell the client which versions this server speaks.
     headers: versionRefused ? { 'sec-websocket-version': '13, 8' } : {},
   })
-  const body = JSON.stringify(problemBody(problem))
+  const body = JSON.stringify(problemBody(refused))
   const headers = {
     connection: 'close',
     'content-type': 'application/problem+json; charset=utf-8',
     'content-length': String(Buffer.byteLength(body)),
-    ...problem.headers,
+    ...refused.headers,
   }
   socket.once('finish', () => socket.destroy())
-  socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}`)
+  socket.end(`HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}`)
 }

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge } from 'prom-client'
 import type { RawData, WebSocket } from 'ws'
 import type { Common } from '../common/common.ts'
-import { HttpProblem } from '../http/problem.ts'
-import { problemSchema } from '../http/schemas.ts'
+import { problem } from '../http/problem.ts'
+import { problemResponses } from '../http/problem-schemas.ts'
 import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createAddressLimits } from './address-limits.ts'
 import { CableConnection } from './connection.ts'
@@ -92,7 +92,7 @@ export function cableRoute(deps: CableRouteDeps) {
       if (!request.ws) return
       if (sockets.size >= maxConnections) {
         refusals.inc({ reason: 'node_full' })
-        throw new HttpProblem(503, 'CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
+        throw problem('CABLE_FULL', `this node holds its limit of ${maxConnections} widget connections; retry shortly`, {
           headers: { 'retry-after': '5' },
         })
       }
@@ -119,10 +119,10 @@ export function cableRoute(deps: CableRouteDeps) {
         description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
         tags: ['widget'],
         security: [],
-        response: { '4xx': problemSchema },
+        response: { ...problemResponses('BAD_WEBSOCKET_HANDSHAKE', 'UPGRADE_REQUIRED', 'RATE_LIMITED', 'CABLE_FULL') },
       },
       handler: async () => {
-        throw new HttpProblem(426, 'UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {
+        throw problem('UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {
           headers: { upgrade: 'websocket' },
         })
       },

@@ -1,5 +1,6 @@
 import { FieldErrors } from './field-errors.ts'
-import { hashPattern, Reader, secretPattern, type ParseResult } from './payment-request.ts'
+import { sharedFields, type ParseResult } from './payment-request.ts'
+import { FieldReader, secretKeyOf, type FieldTable } from './request-fields.ts'
 
 /** A POST /v2/payments/release body after validation: addresses and hash lower-case. */
 export interface ReleaseRequest {
@@ -9,6 +10,19 @@ export interface ReleaseRequest {
   sender: string
   nonce: bigint
 }
+
+/**
+ * The POST /v2/payments/release body: what parseReleaseRequest reads and the OpenAPI schema documents
+ * (src/domain/request-fields.ts says why one table drives both).
+ */
+export const releaseRequestFields = {
+  blockchain: sharedFields.blockchain,
+  transaction: { ...sharedFields.transaction, required: true, description: "the record's transaction, or the hash it carried before a replacing transaction was judged" },
+  sender: { kind: 'address', required: true, description: 'sender address, any letter case' },
+  nonce: { kind: 'uint', required: true, description: 'sender nonce, as a number or a string of digits' },
+  secret_id: sharedFields.secret_id,
+  uuid: sharedFields.uuid,
+} as const satisfies FieldTable
 
 /**
  * Reads a POST /v2/payments/release body (docs/api.md, records and endpoints): every field is required and every
@@ -21,14 +35,14 @@ export function parseReleaseRequest(body: unknown): ParseResult<ReleaseRequest> 
     errors.add('', 'the body must be a JSON object')
     return { ok: false, errors: errors.list }
   }
-  const read = new Reader(body as Record<string, unknown>, errors)
-  const secretKey = read.secretKey()
+  const read = new FieldReader(body as Record<string, unknown>, errors, releaseRequestFields)
+  const secretKey = secretKeyOf(read, errors)
   const value: ReleaseRequest = {
-    blockchain: read.string('blockchain', { required: true, pattern: /^[a-z0-9_-]{1,40}$/, hint: 'a blockchain name such as "ethereum"' }) ?? '',
-    transaction: read.string('transaction', { required: true, pattern: hashPattern, hint: 'a 0x-prefixed 32-byte hash' })?.toLowerCase() ?? '',
-    sender: read.address('sender', true) ?? '',
-    nonce: read.uint('nonce', true) ?? 0n,
-    secretId: read.string(secretKey, { required: true, pattern: secretPattern, hint: '1 to 128 URL-safe characters' }) ?? '',
+    blockchain: read.text('blockchain') ?? '',
+    transaction: read.text('transaction')?.toLowerCase() ?? '',
+    sender: read.address('sender') ?? '',
+    nonce: read.uint('nonce') ?? 0n,
+    secretId: read.text(secretKey, true) ?? '',
   }
   return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }

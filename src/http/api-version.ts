@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { HttpProblem } from './problem.ts'
+import { problem } from './problem.ts'
 
 export const SUPPORTED_API_VERSIONS = ['2025-10'] as const
 export type ApiVersion = (typeof SUPPORTED_API_VERSIONS)[number]
@@ -10,6 +10,5 @@ export function apiVersionOf(request: FastifyRequest): ApiVersion | undefined {
   if (raw === undefined) return undefined
   const value = Array.isArray(raw) ? raw[0] : raw
   if ((SUPPORTED_API_VERSIONS as readonly string[]).includes(value?.trim() ?? '')) return value!.trim() as ApiVersion
-  throw new HttpProblem(400, 'UNSUPPORTED_API_VERSION',
-    `x-api-version ${JSON.stringify(value)} is not supported; supported: ${SUPPORTED_API_VERSIONS.join(', ')}`)
+  throw problem('UNSUPPORTED_API_VERSION', `x-api-version ${JSON.stringify(value)} is not supported; supported: ${SUPPORTED_API_VERSIONS.join(', ')}`)
 }

@@ -4,12 +4,12 @@ import { grantsScope, type AppScope } from '../domain/app-scopes.ts'
 import { authenticateAccessToken } from '../store/app-grants.ts'
 import type { Db } from '../store/database.ts'
 import { callerOf } from './auth.ts'
-import { HttpProblem } from './problem.ts'
+import { problem } from './problem.ts'
 
 const MAX_TOKEN_LENGTH = 200
 
 const unauthorized = (detail: string, error = 'invalid_token') =>
-  new HttpProblem(401, 'UNAUTHORIZED', detail, { headers: { 'www-authenticate': `Bearer error="${error}"` } })
+  problem('UNAUTHORIZED', detail, { headers: { 'www-authenticate': `Bearer error="${error}"` } })
 
 /**
  * Authorizes an app request (docs/api.md §2): the x-api-key (already checked) is the app
@@ -27,7 +27,7 @@ export function createAppTokenAuth(db: Db, clock: Clock) {
     const found = token.length <= MAX_TOKEN_LENGTH ? await authenticateAccessToken(db, token, clock()) : undefined
     if (!found || found.appOwnerId !== caller.accountId) throw unauthorized('the access token is unknown, revoked, expired or not granted to an app of this API key')
     if (!grantsScope(found.grant.scopes, scope)) {
-      throw new HttpProblem(403, 'FORBIDDEN', `the access token lacks the scope ${scope}`, {
+      throw problem('FORBIDDEN', `the access token lacks the scope ${scope}`, {
         headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
       })
     }

@@ -15,6 +15,7 @@ import type { ApiKeyAuth } from './auth.ts'
 import type { AuthThrottle } from './auth-throttle.ts'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
 import { installJsonBodyParser, installUrlGuard } from './input-guard.ts'
+import { ADMIN_PROBLEMS, API_KEY_PROBLEMS, BODY_PROBLEMS, documentProblems, EVERY_ROUTE_PROBLEMS } from './problem-schemas.ts'
 import type { RateLimits } from './rate-limit.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -62,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   })
   collectRouteWords(app, routeWords)
+  documentHookProblems(app)
   installErrorHandling(app)
   // Before every route's own authentication: an address over its failed attempts is refused unread.
   app.addHook('onRequest', async (request) => deps.authThrottle.check(request))
@@ -100,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const inFlight = new WeakMap<FastifyRequest, () => void>()
   await app.register(async (api) => {
+    api.addHook('onRoute', (route) => documentProblems(route, API_KEY_PROBLEMS))
     api.addHook('onRequest', async (request, reply) => {
       const caller = await deps.auth.authenticate(request)
       apiVersionOf(request)
@@ -152,6 +155,22 @@ function closeSlowSendersOnClose(app: FastifyInstance): void {
   })
   app.addHook('preClose', async () => {
     for (const socket of sockets) if (!busy.has(socket)) socket.destroy()
+  })
+}
+
+/**
+ * Every route's OpenAPI responses list the problems the app's hooks and parsers may answer it with, besides
+ * the route's own (each route's schema): from the problem catalogue, so the document cannot name a code that
+ * is not answered, nor miss one that is.
+ */
+function documentHookProblems(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const takesBody = [route.method].flat().some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH')
+    documentProblems(route, [
+      ...EVERY_ROUTE_PROBLEMS,
+      ...(takesBody ? BODY_PROBLEMS : []),
+      ...(route.url.startsWith('/admin/') ? ADMIN_PROBLEMS : []),
+    ])
   })
 }
 

@@ -2,7 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'r
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { systemClock, type Clock } from '../common/clock.ts'
-import { HttpProblem } from './problem.ts'
+import { rateLimited, type HttpProblem } from './problem.ts'
 
 const WINDOW_SEC = 60
 /** Addresses with a recent failure on this node, the only ones whose counter is read before a request. */
@@ -28,8 +28,8 @@ export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = 
 
   const tooMany = (msBeforeNext: number): HttpProblem => {
     const retry = Math.max(1, Math.ceil(msBeforeNext / 1000))
-    return new HttpProblem(429, 'RATE_LIMITED', `too many failed authentications from this address; retry in ${retry} s`, {
-      headers: { 'retry-after': String(retry), 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry) },
+    return rateLimited(`too many failed authentications from this address; retry in ${retry} s`, {
+      'retry-after': String(retry), 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry),
     })
   }
 

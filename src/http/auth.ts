@@ -3,7 +3,7 @@ import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import { authenticateApiKey } from '../store/api-keys.ts'
 import { hashSecret } from '../store/ids.ts'
-import { HttpProblem } from './problem.ts'
+import { problem } from './problem.ts'
 
 export interface Caller {
   keyId: string
@@ -55,9 +55,9 @@ export function createApiKeyAuth(db: Db, clock: Clock) {
     async authenticate(request: FastifyRequest): Promise<Caller> {
       const raw = request.headers['x-api-key']
       const key = Array.isArray(raw) ? raw[0] : raw
-      if (!key) throw new HttpProblem(401, 'UNAUTHORIZED', 'send your API key in the x-api-key header')
+      if (!key) throw problem('UNAUTHORIZED', 'send your API key in the x-api-key header')
       const caller = key.length <= 200 ? await lookup(key) : undefined
-      if (!caller) throw new HttpProblem(401, 'UNAUTHORIZED', 'the API key is unknown or revoked')
+      if (!caller) throw problem('UNAUTHORIZED', 'the API key is unknown or revoked')
       request.caller = caller
       return caller
     },
@@ -75,6 +75,6 @@ export type ApiKeyAuth = ReturnType<typeof createApiKeyAuth>
 
 /** The authenticated caller of a route behind the API key hook. */
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw new HttpProblem(401, 'UNAUTHORIZED', 'send your API key in the x-api-key header')
+  if (!request.caller) throw problem('UNAUTHORIZED', 'send your API key in the x-api-key header')
   return request.caller
 }

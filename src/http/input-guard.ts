@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isStorableText } from '../domain/storable-text.ts'
-import { HttpProblem } from './problem.ts'
+import { problem, type HttpProblem } from './problem.ts'
 
 /** Deeper JSON is refused: no request needs it, and recursive code (JSON.stringify, jsonb) must not overflow. */
 export const MAX_JSON_DEPTH = 64
@@ -32,8 +32,8 @@ export function findUnacceptableJson(value: unknown): { path: string; message: s
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key)
 
-const unacceptable = (problem: { path: string; message: string }): HttpProblem =>
-  new HttpProblem(400, 'VALIDATION_FAILED', `${problem.path || 'the body'} ${problem.message}`, { errors: [problem] })
+const unacceptable = (found: { path: string; message: string }): HttpProblem =>
+  problem('VALIDATION_FAILED', `${found.path || 'the body'} ${found.message}`, { errors: [found] })
 
 /**
  * JSON bodies: an empty body counts as no body (clients send `Content-Type: application/json` on
@@ -46,14 +46,14 @@ export function installJsonBodyParser(app: FastifyInstance, bodyLimit: number): 
     // Compressed bodies are not decoded: say so (RFC 9110 15.5.16) instead of calling the bytes malformed JSON.
     const encoding = request.headers['content-encoding']?.trim().toLowerCase()
     if (encoding && encoding !== 'identity') {
-      return done(new HttpProblem(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not accepted; send the JSON uncompressed`), undefined)
+      return done(problem('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not accepted; send the JSON uncompressed`), undefined)
     }
     const text = body as string
     if (text.trim() === '') return done(null, undefined)
     parseJson(request, text, (error: Error | null, parsed?: unknown) => {
       if (error) return done(error, undefined)
-      const problem = findUnacceptableJson(parsed)
-      if (problem) return done(unacceptable(problem), undefined)
+      const found = findUnacceptableJson(parsed)
+      if (found) return done(unacceptable(found), undefined)
       done(null, parsed)
     })
   })
@@ -67,7 +67,7 @@ export function installUrlGuard(app: FastifyInstance): void {
       for (const value of Object.values(source as Record<string, unknown>)) {
         const values = Array.isArray(value) ? value : [value]
         if (values.some((v) => typeof v === 'string' && !isStorableText(v))) {
-          throw new HttpProblem(400, 'BAD_URL', 'the URL contains a NUL character or invalid Unicode')
+          throw problem('BAD_URL', 'the URL contains a NUL character or invalid Unicode')
         }
       }
     }

@@ -2,7 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { RateLimitConfig } from '../config/config.ts'
-import { HttpProblem } from './problem.ts'
+import { rateLimited, type HttpProblem } from './problem.ts'
 
 export interface RateDecision {
   headers: Record<string, string>
@@ -32,9 +32,7 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
   })
   const refuse = (what: string, limit: number, res: RateLimiterRes): HttpProblem => {
     const retry = Math.max(1, Math.ceil(res.msBeforeNext / 1000))
-    return new HttpProblem(429, 'RATE_LIMITED', `over the limit of ${limit} ${what} for this API key; retry in ${retry} s`, {
-      headers: { ...headers(limit, res), 'retry-after': String(retry) },
-    })
+    return rateLimited(`over the limit of ${limit} ${what} for this API key; retry in ${retry} s`, { ...headers(limit, res), 'retry-after': String(retry) })
   }
 
   return {
@@ -66,9 +64,9 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
     async occupy(keyId: string): Promise<() => void> {
       const release = await inFlight.acquire(keyId)
       if (!release) {
-        throw new HttpProblem(429, 'RATE_LIMITED', `over the limit of ${config.parallel} parallel requests for this API key`, {
-          // The headers describe the limit that refused: no parallel slot is left now; one may be free in a second.
-          headers: { 'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1' },
+        // The headers describe the limit that refused: no parallel slot is left now; one may be free in a second.
+        throw rateLimited(`over the limit of ${config.parallel} parallel requests for this API key`, {
+          'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1',
         })
       }
       return release

@@ -9,6 +9,7 @@ import type { FieldError } from '../../domain/field-errors.ts'
 import type { Db } from '../../store/database.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
+import { noRoute, problem } from '../problem.ts'
 
 export interface AdminRoutesDeps {
   db: Db
@@ -22,11 +23,11 @@ export interface AdminRoutesDeps {
 export function adminGuard(adminToken: string | null) {
   const expected = adminToken ? Buffer.from(adminToken) : null
   return async (request: FastifyRequest): Promise<void> => {
-    if (!expected) throw new HttpProblem(404, 'NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)
+    if (!expected) throw noRoute(request.method, request.url)
     const header = request.headers.authorization ?? ''
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '')
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new HttpProblem(401, 'UNAUTHORIZED', 'send the admin token as Authorization: Bearer <PAYWATCH_ADMIN_TOKEN>')
+      throw problem('UNAUTHORIZED', 'send the admin token as Authorization: Bearer <PAYWATCH_ADMIN_TOKEN>')
     }
   }
 }

@@ -7,11 +7,14 @@ import { listShops } from '../../store/shops.ts'
 import { appHeaders, shopSchema, summaryRecordSchema } from '../account-data-schemas.ts'
 import { apiVersionOf } from '../api-version.ts'
 import type { AppTokenAuth } from '../app-token-auth.ts'
-import { notFound } from '../problem.ts'
-import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { notFound, type ProblemCode } from '../problem.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { paymentRecordSchema } from '../schemas.ts'
 
 const security = [{ apiKey: [], accessToken: [] }]
 const tags = ['apps']
+/** The access token (src/http/app-token-auth.ts): missing, unknown or another app's (401), without the scope (403). */
+const appProblems = (...codes: ProblemCode[]) => problemResponses('UNAUTHORIZED', 'FORBIDDEN', ...codes)
 
 /** An app reads the data of an account that granted it scopes (docs/api.md, records and endpoints). */
 export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; authorize: AppTokenAuth }): Promise<void> {
@@ -21,7 +24,7 @@ export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; au
       description: 'Summary record with x-api-version, full record without.',
       tags, security, headers: appHeaders,
       params: Type.Object({ id: Type.String({ description: 'Shopify payment id' }) }),
-      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), '4xx': problemSchema },
+      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...appProblems('NOT_FOUND') },
     },
   }, async (request, reply) => {
     const version = apiVersionOf(request)
@@ -35,7 +38,7 @@ export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; au
     schema: {
       summary: "Shops connected to the granting account (scope checkouts.shopify.read)",
       tags, security, headers: appHeaders,
-      response: { 200: Type.Array(shopSchema), '4xx': problemSchema },
+      response: { 200: Type.Array(shopSchema), ...appProblems() },
     },
   }, async (request, reply) => {
     const { grantingAccountId } = await deps.authorize(request, 'checkouts.shopify.read')

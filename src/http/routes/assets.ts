@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { AssetsReader } from '../../chain/assets-reader.ts'
 import type { ChainRegistry } from '../../chain/registry.ts'
-import { problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
 import { addressParam, chainDataParams, readingChain, trackedChain } from './chain-data-input.ts'
 
 export const assetSchema = Type.Object({
@@ -27,7 +27,7 @@ export async function assetsRoutes(app: FastifyInstance, deps: AssetsRoutesDeps)
       description: 'Read in one batched RPC round trip (Multicall3 aggregate3, else a JSON-RPC batch). A token whose call fails is left out.',
       tags: ['assets'],
       params: chainDataParams('account'),
-      response: { 200: Type.Array(assetSchema), '4xx': problemSchema, 503: problemSchema },
+      response: { 200: Type.Array(assetSchema), ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'CHAIN_UNAVAILABLE') },
     },
   }, async (request) => {
     const chain = trackedChain(deps.chains, request.params.blockchain)

@@ -1,7 +1,7 @@
 import { getAddress, isAddress, type Address } from 'viem'
 import { ChainUnavailableError } from '../../chain/errors.ts'
 import type { ChainHandle, ChainRegistry } from '../../chain/registry.ts'
-import { HttpProblem, unsupportedBlockchain, validationFailed } from '../problem.ts'
+import { chainUnavailable, unsupportedBlockchain, validationFailed } from '../problem.ts'
 
 /** Path parameters shared by the assets and prices routes, read into problems a client can act on. */
 
@@ -21,9 +21,7 @@ export async function readingChain<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read()
   } catch (error) {
-    if (error instanceof ChainUnavailableError) {
-      throw new HttpProblem(503, 'CHAIN_UNAVAILABLE', 'the blockchain RPC did not answer; try again shortly', { headers: { 'retry-after': '5' } })
-    }
+    if (error instanceof ChainUnavailableError) throw chainUnavailable()
     throw error
   }
 }

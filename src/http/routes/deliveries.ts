@@ -5,7 +5,7 @@ import { listPaymentDeliveries, redeliverCallback } from '../../admin/deliveries
 import { deliveryJson, deliveryWithAttemptsJson } from '../../admin/records.ts'
 import type { Db } from '../../store/database.ts'
 import { callerOf } from '../auth.ts'
-import { HttpProblem, notFound } from '../problem.ts'
+import { notFound, problem } from '../problem.ts'
 import { problemSchema } from '../schemas.ts'
 
 export interface DeliveryRoutesDeps {
@@ -63,9 +63,9 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
         case 'not-found':
           throw notFound(outcome.what)
         case 'pending':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending: its callback is sent when it completes')
+          throw problem('CONFLICT', 'the payment is still pending: its callback is sent when it completes')
         case 'no-callback':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment has no callback URL')
+          throw problem('CONFLICT', 'the payment has no callback URL')
         case 'scheduled':
           return reply.code(202).send(deliveryJson(outcome.delivery))
       }

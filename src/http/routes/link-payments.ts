@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { parseIsoTimestamp } from '../../domain/iso-timestamp.ts'
-import { earlierLinkRecord, LINK_PAYMENTS_PAGE_SIZE } from '../../domain/link-payment.ts'
+import { earlierLinkRecord, LINK_PAYMENTS_PAGE_SIZE, linkPaymentsQueryFields, parseLinkPaymentsQuery } from '../../domain/link-payment.ts'
 import { summaryRecord } from '../../domain/tracking.ts'
 import type { Db } from '../../store/database.ts'
 import { findAccountLink, linkPayments } from '../../store/links.ts'
@@ -9,16 +8,8 @@ import { earlierLinkRecordSchema, apiVersionHeaders, summaryRecordSchema } from 
 import { apiVersionOf } from '../api-version.ts'
 import { callerOf } from '../auth.ts'
 import { notFound, validationFailed } from '../problem.ts'
-import { problemSchema } from '../schemas.ts'
-
-/** Reads `after`: absent, or one ISO 8601 timestamp. */
-function readAfter(query: unknown): Date | null {
-  const raw = (query as Record<string, unknown> | undefined)?.after
-  if (raw === undefined) return null
-  const parsed = typeof raw === 'string' && raw.length <= 64 ? parseIsoTimestamp(raw) : undefined
-  if (!parsed) throw validationFailed([{ path: 'after', message: 'must be one ISO 8601 timestamp such as "2026-01-01T12:00:00.000Z"' }])
-  return parsed
-}
+import { problemResponses } from '../problem-schemas.ts'
+import { fieldsSchema, readByHand } from '../request-schemas.ts'
 
 /** GET /links/{link_id}/payments (docs/api.md §5). */
 export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
@@ -28,20 +19,22 @@ export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }):
       description: 'Page with `after` = the `confirmed_at` of the last payment received: payments confirmed strictly later follow, none skipped or repeated.',
       tags: ['links'],
       params: Type.Object({ link_id: Type.String() }),
-      querystring: Type.Object({ after: Type.Optional(Type.String({ format: 'date-time', description: 'only payments confirmed strictly after this ISO 8601 time' })) }),
+      querystring: fieldsSchema(linkPaymentsQueryFields),
       headers: apiVersionHeaders,
       response: {
         200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
           description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
         }),
-        '4xx': problemSchema,
+        ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND'),
       },
     },
-    // Read by hand: `after` gets one clear problem, x-api-version is checked for every API route.
-    validatorCompiler: () => () => true,
+    // Read by parseLinkPaymentsQuery (`after` gets one clear problem); x-api-version is checked for every API route.
+    validatorCompiler: readByHand,
   }, async (request, reply) => {
     const version = apiVersionOf(request)
-    const after = readAfter(request.query)
+    const query = parseLinkPaymentsQuery(request.query)
+    if (!query.ok) throw validationFailed(query.errors)
+    const { after } = query.value
     const accountId = callerOf(request).accountId
     if (!(await findAccountLink(deps.db, accountId, request.params.link_id))) throw notFound('link')
     const payments = await linkPayments(deps.db, request.params.link_id, after, LINK_PAYMENTS_PAGE_SIZE)

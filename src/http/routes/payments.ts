@@ -7,8 +7,10 @@ import type { TrackingEvents } from '../../common/tracking-events.ts'
 import { createTrackingBatches } from '../../store/tracking-batches.ts'
 import { callerOf } from '../auth.ts'
 import { cacheDecorations } from '../record-decorations.ts'
-import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
-import { createPaymentBodySchema, paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { chainUnavailable, notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { readByHand } from '../request-schemas.ts'
+import { createPaymentBodySchema, paymentRecordSchema } from '../schemas.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
   events: TrackingEvents
@@ -34,10 +36,13 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
       summary: 'Create a payment tracking (idempotent)',
       tags: ['payments'],
       body: createPaymentBodySchema,
-      response: { 200: paymentRecordSchema, 201: paymentRecordSchema, '4xx': problemSchema },
+      response: {
+        200: paymentRecordSchema, 201: paymentRecordSchema,
+        ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT', 'CHAIN_UNAVAILABLE'),
+      },
     },
-    // The body is read by parsePaymentRequest, which reports every field at once; the schema documents it.
-    validatorCompiler: () => () => true,
+    // The body is read by parsePaymentRequest, which reports every field at once; the schema is made from its field table.
+    validatorCompiler: readByHand,
   }, async (request, reply) => {
     const parsed = parsePaymentRequest(request.body)
     if (!parsed.ok) throw validationFailed(parsed.errors)
@@ -51,15 +56,15 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
         if (outcome.attached) deps.events.emit('tracked', outcome.tracking)
         return sendRecord(reply, 200, outcome.tracking, { signed: false })
       case 'conflict':
-        throw new HttpProblem(409, 'CONFLICT', outcome.detail)
+        throw problem('CONFLICT', outcome.detail)
       case 'invalid':
         throw validationFailed(outcome.errors)
       case 'unsupported-chain':
         throw unsupportedBlockchain(parsed.value.blockchain)
       case 'chain-unavailable':
-        throw new HttpProblem(503, 'CHAIN_UNAVAILABLE', 'the blockchain RPC did not answer; try again shortly', { headers: { 'retry-after': '5' } })
+        throw chainUnavailable()
       case 'not-found':
-        throw new HttpProblem(404, 'NOT_FOUND', outcome.detail)
+        throw problem('NOT_FOUND', outcome.detail)
     }
   })
 
@@ -68,7 +73,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
       summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
       tags: ['payments'],
       params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
-      response: { 200: paymentRecordSchema, '4xx': problemSchema },
+      response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
     },
   }, async (request, reply) => {
     const secretId = request.params.secret_id

@@ -2,8 +2,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PriceOracle } from '../../chain/price-oracle.ts'
 import type { ChainRegistry } from '../../chain/registry.ts'
-import { HttpProblem } from '../problem.ts'
-import { problemSchema } from '../schemas.ts'
+import { problem } from '../problem.ts'
+import { problemResponses } from '../problem-schemas.ts'
 import { addressParam, chainDataParams, readingChain, trackedChain } from './chain-data-input.ts'
 
 export interface PriceRoutesDeps {
@@ -21,13 +21,16 @@ export async function priceRoutes(app: FastifyInstance, deps: PriceRoutesDeps): 
         'native token; thin pools ignored, outliers beyond 10% of the median dropped, the rest averaged. Cached briefly.',
       tags: ['prices'],
       params: chainDataParams('token_address'),
-      response: { 200: Type.Number({ description: 'USD price of one whole token' }), '4xx': problemSchema, 503: problemSchema },
+      response: {
+        200: Type.Number({ description: 'USD price of one whole token' }),
+        ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CHAIN_UNAVAILABLE'),
+      },
     },
   }, async (request, reply) => {
     const chain = trackedChain(deps.chains, request.params.blockchain)
     const token = addressParam(request.params.token_address, 'token_address')
     const price = await readingChain(() => deps.prices.priceOf(chain, token))
-    if (price === null) throw new HttpProblem(404, 'NOT_FOUND', `no price route for token ${token} on ${chain.config.name}`)
+    if (price === null) throw problem('NOT_FOUND', `no price route for token ${token} on ${chain.config.name}`)
     return reply.type('application/json').send(JSON.stringify(price))
   })
 }

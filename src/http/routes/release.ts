@@ -1,12 +1,13 @@
-import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { asciiJson } from '../../domain/ascii-json.ts'
-import { parseReleaseRequest } from '../../domain/release-request.ts'
+import { parseReleaseRequest, releaseRequestFields } from '../../domain/release-request.ts'
 import { fullRecord, type Tracking } from '../../domain/tracking.ts'
 import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
 import { callerOf } from '../auth.ts'
-import { HttpProblem, notFound, unsupportedBlockchain, validationFailed } from '../problem.ts'
-import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { fieldsSchema, readByHand } from '../request-schemas.ts'
+import { paymentRecordSchema } from '../schemas.ts'
 
 export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
   /** Whether this service tracks the chain: a release naming another one is a 400, not a 404. */
@@ -15,15 +16,6 @@ export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
 }
 
-const releaseBodySchema = Type.Object({
-  blockchain: Type.String(),
-  transaction: Type.String({ description: "the record's transaction, or the hash it carried before a replacing transaction was judged" }),
-  sender: Type.String({ description: 'sender address, any letter case' }),
-  nonce: Type.Union([Type.String(), Type.Integer()], { description: 'sender nonce, as a number or a string of digits' }),
-  secret_id: Type.Optional(Type.String({ description: 'required (earlier form: uuid)' })),
-  uuid: Type.Optional(Type.String({ description: 'earlier form of secret_id' })),
-})
-
 /** POST /v2/payments/release (docs/api.md §4); registered behind API key auth. */
 export function releaseRoutes(deps: ReleaseRoutesDeps) {
   return async function releasePlugin(app: FastifyInstance): Promise<void> {
@@ -31,11 +23,11 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
       schema: {
         summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
         tags: ['payments'],
-        body: releaseBodySchema,
-        response: { 200: paymentRecordSchema, '4xx': problemSchema },
+        body: fieldsSchema(releaseRequestFields),
+        response: { 200: paymentRecordSchema, ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT') },
       },
-      // parseReleaseRequest reads the body and reports every field at once; the schema documents it.
-      validatorCompiler: () => () => true,
+      // parseReleaseRequest reads the body and reports every field at once; the schema is made from its field table.
+      validatorCompiler: readByHand,
     }, async (request, reply) => {
       const parsed = parseReleaseRequest(request.body)
       if (!parsed.ok) throw validationFailed(parsed.errors)
@@ -49,7 +41,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
           return reply.code(200).type('application/json').send(body)
         }
         case 'pending':
-          throw new HttpProblem(409, 'CONFLICT', 'the payment is still pending; release it once its status is success or failed')
+          throw problem('CONFLICT', 'the payment is still pending; release it once its status is success or failed')
         case 'not-found':
           // Only when nothing matched: a chain no longer configured does not stop its completed payments' release.
           if (!deps.isTrackedChain(parsed.value.blockchain)) throw unsupportedBlockchain(parsed.value.blockchain)

@@ -7,7 +7,8 @@ import { apiVersionHeaders, summaryRecordSchema } from '../account-data-schemas.
 import { apiVersionOf } from '../api-version.ts'
 import { callerOf } from '../auth.ts'
 import { notFound } from '../problem.ts'
-import { paymentRecordSchema, problemSchema } from '../schemas.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { paymentRecordSchema } from '../schemas.ts'
 
 const idParams = Type.Object({ id: Type.String({ description: 'the Shopify payment id given as shopify_payment_id' }) })
 
@@ -23,7 +24,7 @@ export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db 
   app.get<{ Params: { id: string } }>('/v2/payments/shopify/:id', {
     schema: {
       summary: 'A succeeded Shopify payment of the account (full record)', tags: ['shopify'], params: idParams,
-      response: { 200: paymentRecordSchema, '4xx': problemSchema },
+      response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
     },
   }, async (request, reply) => {
     const tracking = await find(callerOf(request).accountId, request.params.id)
@@ -34,7 +35,7 @@ export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db 
     schema: {
       summary: 'A succeeded Shopify payment of the account (summary record with x-api-version, full record without)',
       tags: ['shopify'], params: idParams, headers: apiVersionHeaders,
-      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), '4xx': problemSchema },
+      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...problemResponses('NOT_FOUND') },
     },
   }, async (request, reply) => {
     const version = apiVersionOf(request)

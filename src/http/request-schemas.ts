@@ -1,0 +1,40 @@
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import type { FieldTable, RequestField } from '../domain/request-fields.ts'
+
+/**
+ * The OpenAPI schemas of request bodies and queries, generated from the field tables their parsers read
+ * through (src/domain/request-fields.ts). The parsers are the one validation truth: they report every
+ * field problem at once with the messages and `errors[].path` of docs/api.md §6, which Fastify's Ajv
+ * validation cannot give. So Ajv stays off on these routes (`readByHand`), and the schema, made from the
+ * parser's own table, cannot document a field the parser does not read, or leave out one it does.
+ */
+
+/** Fastify's validation off: the route's parser reads the input and answers the problems. */
+export const readByHand = () => () => true
+
+function describe(field: RequestField, fallback: string): { description: string } {
+  const text = field.description ?? fallback
+  return { description: typeof field.required === 'string' ? `${text}; required ${field.required}` : text }
+}
+
+function fieldSchema(field: RequestField): TSchema {
+  switch (field.kind) {
+    case 'text': return Type.String(describe(field, field.hint))
+    case 'address': return Type.String(describe(field, 'a 0x-prefixed 20-byte address'))
+    case 'uint': return Type.Union([Type.String(), Type.Integer()], describe(field, 'a non-negative integer, as a number or a string of digits'))
+    case 'integer': return Type.Integer({ minimum: field.min, maximum: field.max, ...describe(field, `an integer from ${field.min} to ${field.max}`) })
+    case 'decimal': return Type.String(describe(field, 'a decimal string such as "1.5"'))
+    case 'url': return Type.String(describe(field, 'an absolute http(s) URL'))
+    case 'forward-url': return Type.String(describe(field, 'an absolute http(s) URL the payer is sent to'))
+    case 'choice': return Type.Union(field.values.map((value) => Type.Literal(value)), field.description ? describe(field, '') : {})
+    case 'boolean': return Type.Boolean(field.description ? describe(field, '') : {})
+    case 'object': return Type.Object({}, { additionalProperties: true, ...describe(field, 'a JSON object') })
+    case 'timestamp': return Type.String({ format: 'date-time', ...describe(field, 'an ISO 8601 timestamp') })
+  }
+}
+
+/** The object schema of a field table: `required: true` fields are required, the others optional. */
+export function fieldsSchema(fields: FieldTable): TObject {
+  return Type.Object(Object.fromEntries(Object.entries(fields).map(([key, field]) =>
+    [key, field.required === true ? fieldSchema(field) : Type.Optional(fieldSchema(field))])))
+}
