@@ -2,10 +2,7 @@
 // CLI alike: a grant's expiry must lie after the injected now, and revocations carry that now. The CLI
 // refuses what a rule refuses before it opens the database.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { Command } from 'commander'
 import type { AdminDeps } from '../../src/admin/admin-deps.ts'
 import { createApp, grantApp, listAppGrants } from '../../src/admin/apps.ts'
@@ -15,28 +12,15 @@ import { loadConfig, type Config } from '../../src/config/config.ts'
 import { openDatabase, type Db } from '../../src/store/database.ts'
 import { migrate } from '../../src/store/migrate.ts'
 import { manualClock } from '../support/clock.ts'
-import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
-import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { useCommandConfig } from '../support/database.ts'
 
 /** Far from the real date either way, so that a rule reading the system clock would answer otherwise. */
 const clock = manualClock(new Date('2040-01-01T00:00:00.000Z'))
-let config: Config
-let databaseUrl: string | null
-
-before(async () => {
-  databaseUrl = await createFreshDatabaseUrl()
-  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-admin-'))
-  if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
-  config = loadConfig({ PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
-})
-after(async () => {
-  if (databaseUrl) await dropDatabase(databaseUrl)
-  rmSync(config.dataDir, { recursive: true, force: true })
-})
+const commands = useCommandConfig('paywatch-admin-')
 
 /** The database is opened per step: the CLI opens (and, embedded, locks) it itself. */
 async function inDatabase<T>(work: (deps: AdminDeps & { db: Db }) => Promise<T>): Promise<T> {
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const handle = await openDatabase({ databaseUrl: commands.config.databaseUrl, dataDir: commands.config.dataDir })
   try {
     await migrate(handle.db)
     return await work({ db: handle.db, clock })
@@ -46,7 +30,7 @@ async function inDatabase<T>(work: (deps: AdminDeps & { db: Db }) => Promise<T>)
 }
 
 async function paywatch(...args: string[]): Promise<any> {
-  return paywatchWith(config, ...args)
+  return paywatchWith(commands.config, ...args)
 }
 
 async function paywatchWith(config: Config, ...args: string[]): Promise<any> {
@@ -124,7 +108,7 @@ test('a grant is read before the app and account are looked up: a bad request fo
 test('the CLI refuses an argument a rule refuses before it opens the database', async () => {
   clock.set(new Date('2040-01-01T00:00:00.000Z'))
   // Nothing listens on port 1: a command that opened the database would fail with a connection error.
-  const unreachable = loadConfig({ PAYWATCH_DATA_DIR: config.dataDir, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
+  const unreachable = loadConfig({ PAYWATCH_DATA_DIR: commands.config.dataDir, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' })
   await assert.rejects(paywatchWith(unreachable, 'shops', 'connect', 'acct', 'https://x.example.com'), /^Error: shop must be a host name/)
   await assert.rejects(paywatchWith(unreachable, 'apps', 'create', 'acct', ' '), /^Error: name must be 1 to 200 characters$/)
   await assert.rejects(

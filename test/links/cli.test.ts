@@ -1,38 +1,20 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { Command } from 'commander'
 import { registerAccountDataCommands } from '../../src/cli/account-data-commands.ts'
-import { loadConfig, type Config } from '../../src/config/config.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { authenticateAccessToken } from '../../src/store/app-grants.ts'
 import { openDatabase } from '../../src/store/database.ts'
 import { listLinks } from '../../src/store/links.ts'
 import { migrate } from '../../src/store/migrate.ts'
-import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
-import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { useCommandConfig } from '../support/database.ts'
 
-let config: Config
-let databaseUrl: string | null
-
-before(async () => {
-  databaseUrl = await createFreshDatabaseUrl()
-  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-cli-'))
-  // An initialised embedded cluster: each command opens it without an initdb.
-  if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
-  config = loadConfig({ PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
-})
-after(async () => {
-  if (databaseUrl) await dropDatabase(databaseUrl)
-  rmSync(config.dataDir, { recursive: true, force: true })
-})
+const commands = useCommandConfig('paywatch-cli-')
 
 /** Runs `paywatch <args>` in process; answers what it printed, parsed. */
 async function paywatch(...args: string[]): Promise<any> {
   const program = new Command('paywatch').exitOverride()
-  registerAccountDataCommands(program, () => config)
+  registerAccountDataCommands(program, () => commands.config)
   const printed: string[] = []
   const log = console.log
   console.log = (line: string) => void printed.push(line)
@@ -45,7 +27,7 @@ async function paywatch(...args: string[]): Promise<any> {
 }
 
 async function inDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>): Promise<T> {
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const handle = await openDatabase({ databaseUrl: commands.config.databaseUrl, dataDir: commands.config.dataDir })
   try {
     await migrate(handle.db)
     return await work(handle.db)
@@ -74,9 +56,18 @@ test('paywatch links, shops and apps do what the admin API does', async () => {
 
   await assert.rejects(paywatch('apps', 'grant', app.id, merchant, '--scopes', 'payments.write'), /unknown scope/)
   await assert.rejects(paywatch('shops', 'connect', merchant, 'https://x.example.com'), /host name/)
-  assert.deepEqual((await paywatch('links', 'list', merchant)).map((l: { id: string }) => l.id), [link.id])
-  assert.deepEqual((await paywatch('shops', 'list', merchant)).map((s: { shop: string }) => s.shop), ['shop.example.com'])
-  assert.deepEqual((await paywatch('apps', 'list', developer)).map((a: { id: string }) => a.id), [app.id])
+  assert.deepEqual(
+    (await paywatch('links', 'list', merchant)).map((l: { id: string }) => l.id),
+    [link.id],
+  )
+  assert.deepEqual(
+    (await paywatch('shops', 'list', merchant)).map((s: { shop: string }) => s.shop),
+    ['shop.example.com'],
+  )
+  assert.deepEqual(
+    (await paywatch('apps', 'list', developer)).map((a: { id: string }) => a.id),
+    [app.id],
+  )
   // An unknown account is an error, as the admin API's 404, not an empty list.
   for (const command of ['links', 'shops', 'apps']) {
     await assert.rejects(paywatch(command, 'list', 'no-such-account'), /account no-such-account not found/)
@@ -86,6 +77,9 @@ test('paywatch links, shops and apps do what the admin API does', async () => {
   assert.deepEqual(revoked, { id: grant.id, revoked: true })
   await inDatabase(async (db) => {
     assert.equal(await authenticateAccessToken(db, grant.access_token, new Date()), undefined, 'revoked token no longer works')
-    assert.deepEqual((await listLinks(db, merchant)).map((l) => l.id), [link.id])
+    assert.deepEqual(
+      (await listLinks(db, merchant)).map((l) => l.id),
+      [link.id],
+    )
   })
 })

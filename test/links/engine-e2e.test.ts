@@ -2,7 +2,6 @@
 // link payments mined in one block page without skip or repeat; a Shopify payment becomes readable
 // (own and through an app) once the engine confirms it, an underpaid one never does.
 import assert from 'node:assert/strict'
-import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'

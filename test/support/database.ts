@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { after, before } from 'node:test'
 import pg from 'pg'
+import { loadConfig, type Config } from '../../src/config/config.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { migrate } from '../../src/store/migrate.ts'
 import { seedEmbeddedDataDir } from './pglite-template.ts'
@@ -59,5 +61,30 @@ export async function dropDatabase(url: string): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   } finally {
     await admin.end()
+  }
+}
+
+/**
+ * The configuration of a test file's CLI commands: a fresh PostgreSQL database, or an initialised embedded
+ * data folder (each command opens it without an initdb); both are removed after the file.
+ */
+export function useCommandConfig(prefix: string): { readonly config: Config } {
+  let config: Config | undefined
+  let databaseUrl: string | null = null
+  before(async () => {
+    databaseUrl = await createFreshDatabaseUrl()
+    const dataDir = mkdtempSync(join(tmpdir(), prefix))
+    if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
+    config = loadConfig({ PAYWATCH_DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) })
+  })
+  after(async () => {
+    if (databaseUrl) await dropDatabase(databaseUrl)
+    if (config) rmSync(config.dataDir, { recursive: true, force: true })
+  })
+  return {
+    get config(): Config {
+      if (!config) throw new Error('useCommandConfig: read the configuration inside a test')
+      return config
+    },
   }
 }
