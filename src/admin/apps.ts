@@ -5,7 +5,7 @@ import * as apps from '../store/apps.ts'
 import type { App } from '../store/apps.ts'
 import { missingAccount, notFound, type AdminDeps, type NotFound } from './admin-deps.ts'
 import { readGrantRequest, type GrantInput } from './grant-request.ts'
-import { readRequiredName } from './names.ts'
+import { appRequestFields, readRequiredName } from './names.ts'
 
 type Invalid = { kind: 'invalid'; errors: FieldError[] }
 
@@ -15,11 +15,11 @@ export async function createApp(
   ownerAccountId: string,
   name: unknown,
 ): Promise<{ kind: 'created'; app: App } | Invalid | NotFound<'account'>> {
-  const read = readRequiredName(name)
-  if ('error' in read) return { kind: 'invalid', errors: [read.error] }
+  const read = readRequiredName({ name }, appRequestFields)
+  if (!read.ok) return { kind: 'invalid', errors: read.errors }
   const missing = await missingAccount(deps.db, ownerAccountId)
   if (missing) return missing
-  return { kind: 'created', app: await apps.createApp(deps.db, ownerAccountId, read.name) }
+  return { kind: 'created', app: await apps.createApp(deps.db, ownerAccountId, read.value.name) }
 }
 
 export async function listApps(deps: AdminDeps, ownerAccountId: string): Promise<{ kind: 'listed'; apps: App[] } | NotFound<'account'>> {

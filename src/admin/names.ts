@@ -1,20 +1,43 @@
-import type { FieldError } from '../domain/field-errors.ts'
+import { readFields, type FieldTable, type ParseResult } from '../domain/request-fields.ts'
 
 export const MAX_NAME_LENGTH = 200
 
-/** A required name (account, app): a string of 1 to 200 characters, stored trimmed. */
-export function readRequiredName(value: unknown, path = 'name'): { name: string } | { error: FieldError } {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_NAME_LENGTH) {
-    return { error: { path, message: `is required: a string of 1 to ${MAX_NAME_LENGTH} characters` } }
-  }
-  return { name: value.trim() }
+/**
+ * The admin bodies that hold only a name (docs/api.md §6), each one field table that both its reader and
+ * its OpenAPI schema use (src/domain/request-fields.ts says why). A required name (account, app) is a
+ * string of 1 to 200 characters, stored trimmed; an optional one (link, integration) is absent or a
+ * string of at most 200 characters, blank being none.
+ */
+const requiredName = (description: string) =>
+  ({
+    kind: 'name',
+    max: MAX_NAME_LENGTH,
+    required: true,
+    description,
+    problem: `is required: a string of 1 to ${MAX_NAME_LENGTH} characters`,
+  }) as const
+
+const optionalName = { kind: 'name', max: MAX_NAME_LENGTH, description: `for operators, up to ${MAX_NAME_LENGTH} characters` } as const
+
+/** POST /admin/accounts */
+export const accountRequestFields = {
+  name: requiredName(`the account's name, 1 to ${MAX_NAME_LENGTH} characters`),
+} as const satisfies FieldTable
+/** POST /admin/accounts/{id}/apps */
+export const appRequestFields = { name: requiredName(`the app's name, 1 to ${MAX_NAME_LENGTH} characters`) } as const satisfies FieldTable
+/** POST /admin/accounts/{id}/links */
+export const linkRequestFields = { name: optionalName } as const satisfies FieldTable
+/** POST /admin/accounts/{id}/integrations */
+export const integrationRequestFields = { name: optionalName } as const satisfies FieldTable
+
+type RequiredNameFields = typeof accountRequestFields | typeof appRequestFields
+type OptionalNameFields = typeof linkRequestFields | typeof integrationRequestFields
+
+/** Reads a body of a required name (`paywatch apps create` reads its name argument with it too). */
+export function readRequiredName(body: Record<string, unknown>, fields: RequiredNameFields): ParseResult<{ name: string }> {
+  return readFields(body, fields, (read) => ({ name: read.name('name') ?? '' }))
 }
 
-/** An optional name for operators (link, integration): absent, or a string of at most 200 characters; blank is none. */
-export function readOptionalName(value: unknown, path = 'name'): { name: string | null } | { error: FieldError } {
-  if (value === undefined || value === null) return { name: null }
-  if (typeof value !== 'string' || value.length > MAX_NAME_LENGTH) {
-    return { error: { path, message: `must be a string of at most ${MAX_NAME_LENGTH} characters` } }
-  }
-  return { name: value.trim() || null }
+export function readOptionalName(body: Record<string, unknown>, fields: OptionalNameFields): ParseResult<{ name: string | null }> {
+  return readFields(body, fields, (read) => ({ name: read.name('name') }))
 }

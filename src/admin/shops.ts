@@ -1,13 +1,21 @@
 import type { FieldError } from '../domain/field-errors.ts'
+import { readFields, type FieldTable, type ParseResult } from '../domain/request-fields.ts'
 import { normalizeShopHost, SHOP_HOST_HINT } from '../domain/shop-host.ts'
 import * as shops from '../store/shops.ts'
 import type { Shop } from '../store/shops.ts'
 import { missingAccount, notFound, type AdminDeps, type NotFound } from './admin-deps.ts'
 
-/** A shop to connect is a host name (docs/api.md §6), stored lower-case. */
-export function readShopHost(value: unknown): { host: string } | { error: FieldError } {
-  const host = normalizeShopHost(value)
-  return host ? { host } : { error: { path: 'shop', message: `is required: ${SHOP_HOST_HINT}` } }
+/**
+ * The POST /admin/accounts/{id}/shops body: what readShopRequest reads and the OpenAPI schema documents
+ * (src/domain/request-fields.ts says why one table drives both). A shop is a host name (docs/api.md §6).
+ */
+export const shopRequestFields = {
+  shop: { kind: 'shop-host', required: true, problem: `is required: ${SHOP_HOST_HINT}` },
+} as const satisfies FieldTable
+
+/** Reads a shop to connect (the CLI passes `{ shop }` of its argument to the same reader). */
+export function readShopRequest(body: Record<string, unknown>): ParseResult<{ shop: string }> {
+  return readFields(body, shopRequestFields, (read) => ({ shop: read.shopHost('shop') ?? '' }))
 }
 
 /**
@@ -19,11 +27,11 @@ export async function connectShop(
   accountId: string,
   shop: unknown,
 ): Promise<{ kind: 'connected'; shop: Shop; created: boolean } | { kind: 'invalid'; errors: FieldError[] } | NotFound<'account'>> {
-  const read = readShopHost(shop)
-  if ('error' in read) return { kind: 'invalid', errors: [read.error] }
+  const read = readShopRequest({ shop })
+  if (!read.ok) return { kind: 'invalid', errors: read.errors }
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
-  const connected = await shops.connectShop(deps.db, accountId, read.host)
+  const connected = await shops.connectShop(deps.db, accountId, read.value.shop)
   return { kind: 'connected', shop: connected.shop, created: connected.created }
 }
 

@@ -3,9 +3,9 @@ import type { AdminDeps } from '../admin/admin-deps.ts'
 import { createApp, deleteApp, grantApp, listAppGrants, listApps, revokeGrant } from '../admin/apps.ts'
 import { readGrantRequest, type GrantInput } from '../admin/grant-request.ts'
 import { createLink, listLinks, removeLink } from '../admin/links.ts'
-import { readRequiredName } from '../admin/names.ts'
+import { appRequestFields, readRequiredName } from '../admin/names.ts'
 import { appJson, grantJson, linkJson, shopJson } from '../admin/records.ts'
-import { connectShop, disconnectShop, listShops, readShopHost } from '../admin/shops.ts'
+import { connectShop, disconnectShop, listShops, readShopRequest } from '../admin/shops.ts'
 import { systemClock, type Clock } from '../common/clock.ts'
 import type { Config } from '../config/config.ts'
 import type { FieldError } from '../domain/field-errors.ts'
@@ -24,28 +24,43 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
   const appNameMessage = 'name must be 1 to 200 characters'
 
   const links = program.command('links').description('manage payment links')
-  links.command('create <accountId>').description('create a payment link').option('--name <name>', 'a name for operators')
-    .action((accountId: string, options: { name?: string }) => run(async (deps) => {
-      const created = await createLink(deps, accountId, options.name?.trim() || null)
-      if (created.kind !== 'created') throw accountNotFound(accountId)
-      print(linkJson(created.link))
-    }))
-  links.command('list <accountId>').description("list an account's payment links")
-    .action((accountId: string) => run(async (deps) => {
-      const listed = await listLinks(deps, accountId)
-      if (listed.kind !== 'listed') throw accountNotFound(accountId)
-      print(listed.links.map(linkJson))
-    }))
-  links.command('remove <linkId>').description('remove a payment link (no new payments; its payments are no longer listed)')
-    .action((linkId: string) => run(async (deps) => {
-      if ((await removeLink(deps, linkId)).kind !== 'removed') throw new Error(`link ${linkId} not found`)
-      print({ id: linkId, removed: true })
-    }))
+  links
+    .command('create <accountId>')
+    .description('create a payment link')
+    .option('--name <name>', 'a name for operators')
+    .action((accountId: string, options: { name?: string }) =>
+      run(async (deps) => {
+        const created = await createLink(deps, accountId, options.name?.trim() || null)
+        if (created.kind !== 'created') throw accountNotFound(accountId)
+        print(linkJson(created.link))
+      }),
+    )
+  links
+    .command('list <accountId>')
+    .description("list an account's payment links")
+    .action((accountId: string) =>
+      run(async (deps) => {
+        const listed = await listLinks(deps, accountId)
+        if (listed.kind !== 'listed') throw accountNotFound(accountId)
+        print(listed.links.map(linkJson))
+      }),
+    )
+  links
+    .command('remove <linkId>')
+    .description('remove a payment link (no new payments; its payments are no longer listed)')
+    .action((linkId: string) =>
+      run(async (deps) => {
+        if ((await removeLink(deps, linkId)).kind !== 'removed') throw new Error(`link ${linkId} not found`)
+        print({ id: linkId, removed: true })
+      }),
+    )
 
   const shops = program.command('shops').description('manage connected shops')
-  shops.command('connect <accountId> <shop>').description('connect a shop host name to an account')
+  shops
+    .command('connect <accountId> <shop>')
+    .description('connect a shop host name to an account')
     .action((accountId: string, shop: string) => {
-      if ('error' in readShopHost(shop)) throw new Error(shopMessage)
+      if (!readShopRequest({ shop }).ok) throw new Error(shopMessage)
       return run(async (deps) => {
         const connected = await connectShop(deps, accountId, shop)
         if (connected.kind === 'invalid') throw new Error(shopMessage)
@@ -53,23 +68,33 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
         print({ shop: connected.shop.shop, created: connected.created })
       })
     })
-  shops.command('list <accountId>').description("list an account's connected shops")
-    .action((accountId: string) => run(async (deps) => {
-      const listed = await listShops(deps, accountId)
-      if (listed.kind !== 'listed') throw accountNotFound(accountId)
-      print(listed.shops.map(shopJson))
-    }))
-  shops.command('disconnect <accountId> <shop>').description('disconnect a shop (its past payments stay readable)')
-    .action((accountId: string, shop: string) => run(async (deps) => {
-      const disconnected = await disconnectShop(deps, accountId, shop)
-      if (disconnected.kind !== 'disconnected') throw new Error(`shop ${shop} is not connected to account ${accountId}`)
-      print({ shop: disconnected.shop, disconnected: true })
-    }))
+  shops
+    .command('list <accountId>')
+    .description("list an account's connected shops")
+    .action((accountId: string) =>
+      run(async (deps) => {
+        const listed = await listShops(deps, accountId)
+        if (listed.kind !== 'listed') throw accountNotFound(accountId)
+        print(listed.shops.map(shopJson))
+      }),
+    )
+  shops
+    .command('disconnect <accountId> <shop>')
+    .description('disconnect a shop (its past payments stay readable)')
+    .action((accountId: string, shop: string) =>
+      run(async (deps) => {
+        const disconnected = await disconnectShop(deps, accountId, shop)
+        if (disconnected.kind !== 'disconnected') throw new Error(`shop ${shop} is not connected to account ${accountId}`)
+        print({ shop: disconnected.shop, disconnected: true })
+      }),
+    )
 
   const apps = program.command('apps').description('manage apps and the grants (access tokens) accounts give them')
-  apps.command('create <ownerAccountId> <name>').description('create an app owned by the account')
+  apps
+    .command('create <ownerAccountId> <name>')
+    .description('create an app owned by the account')
     .action((accountId: string, name: string) => {
-      if ('error' in readRequiredName(name)) throw new Error(appNameMessage)
+      if (!readRequiredName({ name }, appRequestFields).ok) throw new Error(appNameMessage)
       return run(async (deps) => {
         const created = await createApp(deps, accountId, name)
         if (created.kind === 'invalid') throw new Error(appNameMessage)
@@ -77,22 +102,39 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
         print(appJson(created.app))
       })
     })
-  apps.command('list <ownerAccountId>').description('list the apps an account owns')
-    .action((accountId: string) => run(async (deps) => {
-      const listed = await listApps(deps, accountId)
-      if (listed.kind !== 'listed') throw accountNotFound(accountId)
-      print(listed.apps.map(appJson))
-    }))
-  apps.command('delete <appId>').description('delete an app and all its grants')
-    .action((appId: string) => run(async (deps) => {
-      if ((await deleteApp(deps, appId)).kind !== 'deleted') throw new Error(`app ${appId} not found`)
-      print({ id: appId, deleted: true })
-    }))
-  apps.command('grant <appId> <accountId>').description('the account grants the app scopes; prints the access token (shown once)')
+  apps
+    .command('list <ownerAccountId>')
+    .description('list the apps an account owns')
+    .action((accountId: string) =>
+      run(async (deps) => {
+        const listed = await listApps(deps, accountId)
+        if (listed.kind !== 'listed') throw accountNotFound(accountId)
+        print(listed.apps.map(appJson))
+      }),
+    )
+  apps
+    .command('delete <appId>')
+    .description('delete an app and all its grants')
+    .action((appId: string) =>
+      run(async (deps) => {
+        if ((await deleteApp(deps, appId)).kind !== 'deleted') throw new Error(`app ${appId} not found`)
+        print({ id: appId, deleted: true })
+      }),
+    )
+  apps
+    .command('grant <appId> <accountId>')
+    .description('the account grants the app scopes; prints the access token (shown once)')
     .requiredOption('--scopes <scopes>', 'comma-separated: payments.shopify.read (or payments.read), checkouts.shopify.read')
     .option('--expires-at <time>', 'ISO 8601 time at which the token stops working')
     .action((appId: string, accountId: string, options: { scopes: string; expiresAt?: string }) => {
-      const input: GrantInput = { accountId, scopes: options.scopes.split(',').map((s) => s.trim()).filter(Boolean), expiresAt: options.expiresAt }
+      const input: GrantInput = {
+        accountId,
+        scopes: options.scopes
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+        expiresAt: options.expiresAt,
+      }
       const read = readGrantRequest(input, clock())
       const optionProblem = read.kind === 'invalid' ? grantOptionProblem(read.errors) : undefined
       if (optionProblem) throw new Error(optionProblem)
@@ -103,17 +145,25 @@ export function registerAccountDataCommands(program: Command, config: () => Conf
         print({ ...grantJson(created.grant), access_token: created.accessToken })
       })
     })
-  apps.command('grants <appId>').description("list an app's grants (never the tokens)")
-    .action((appId: string) => run(async (deps) => {
-      const listed = await listAppGrants(deps, appId)
-      if (listed.kind !== 'listed') throw new Error(`app ${appId} not found`)
-      print(listed.grants.map(grantJson))
-    }))
-  apps.command('revoke <grantId>').description("revoke a grant: its access token stops working")
-    .action((grantId: string) => run(async (deps) => {
-      if ((await revokeGrant(deps, grantId)).kind !== 'revoked') throw new Error(`grant ${grantId} not found`)
-      print({ id: grantId, revoked: true })
-    }))
+  apps
+    .command('grants <appId>')
+    .description("list an app's grants (never the tokens)")
+    .action((appId: string) =>
+      run(async (deps) => {
+        const listed = await listAppGrants(deps, appId)
+        if (listed.kind !== 'listed') throw new Error(`app ${appId} not found`)
+        print(listed.grants.map(grantJson))
+      }),
+    )
+  apps
+    .command('revoke <grantId>')
+    .description('revoke a grant: its access token stops working')
+    .action((grantId: string) =>
+      run(async (deps) => {
+        if ((await revokeGrant(deps, grantId)).kind !== 'revoked') throw new Error(`grant ${grantId} not found`)
+        print({ id: grantId, revoked: true })
+      }),
+    )
 }
 
 /**

@@ -1,3 +1,5 @@
+import { readFields, type RequestField } from './request-fields.ts'
+
 /** Scopes an account grants an app (docs/api.md §2). */
 export const APP_SCOPES = ['payments.shopify.read', 'checkouts.shopify.read'] as const
 export type AppScope = (typeof APP_SCOPES)[number]
@@ -13,16 +15,13 @@ export const ACCEPTED_SCOPE_NAMES: readonly string[] = [...APP_SCOPES, ...SYNONY
 const canonical = (name: string): AppScope | undefined =>
   (APP_SCOPES as readonly string[]).includes(name) ? (name as AppScope) : SYNONYMS.get(name)
 
-/** Reads the `scopes` of a grant: a non-empty list of accepted scope names, kept as given, without repeats. */
+/** The `scopes` of a grant: a non-empty list of accepted scope names, kept as given, without repeats. */
+export const scopesField = { kind: 'list', values: ACCEPTED_SCOPE_NAMES, item: 'scope', required: true } as const satisfies RequestField
+
+/** Reads a list of scopes on its own, by the grant body's rule (`scopesField`). */
 export function parseScopes(list: unknown): { ok: true; scopes: string[] } | { ok: false; message: string } {
-  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string')) {
-    return { ok: false, message: `must be a non-empty list of scopes: ${ACCEPTED_SCOPE_NAMES.join(', ')}` }
-  }
-  const unknown = (list as string[]).filter((s) => !canonical(s))
-  if (unknown.length > 0) {
-    return { ok: false, message: `unknown scope ${unknown.map((s) => JSON.stringify(s.slice(0, 60))).join(', ')}; accepted: ${ACCEPTED_SCOPE_NAMES.join(', ')}` }
-  }
-  return { ok: true, scopes: [...new Set(list as string[])] }
+  const read = readFields({ scopes: list }, { scopes: scopesField }, (reader) => reader.list('scopes') ?? [])
+  return read.ok ? { ok: true, scopes: read.value } : { ok: false, message: read.errors[0]!.message }
 }
 
 /** Whether granted scope names (synonyms included) cover the needed scope. */

@@ -1,12 +1,14 @@
 import { isAddress } from 'viem'
 import { AmountError, canonicalDecimal } from './amount.ts'
-import type { FieldError, FieldErrors } from './field-errors.ts'
+import { type FieldError, FieldErrors } from './field-errors.ts'
 import { forwardTargetProblem } from './forward-target.ts'
 import { parseIsoTimestamp } from './iso-timestamp.ts'
+import { normalizeShopHost, SHOP_HOST_HINT } from './shop-host.ts'
 
 /**
  * One validation truth for request input (docs/api.md §3, §6). A request's fields are described once, in a
- * field table (`paymentRequestFields`, `releaseRequestFields`, `linkPaymentsQueryFields`); the hand-written
+ * field table (`paymentRequestFields`, `releaseRequestFields`, `linkPaymentsQueryFields`, and the admin
+ * bodies' tables in src/admin/: names.ts, shops.ts, grant-request.ts); the hand-written
  * parser reads its input only through that table (a `FieldReader` method per kind, keys checked against the
  * table), and the OpenAPI schema is generated from the same table (src/http/request-schemas.ts). Why the
  * parsers and not Ajv are the truth: Fastify's own validation stays off on these
@@ -23,28 +25,41 @@ interface FieldBase {
   description?: string
   /** `true`: always required; a text: required only then (documented, checked by the parser). */
   required?: true | string
+  /**
+   * One message for every problem with the field, absence included when it is required: the admin bodies
+   * have always answered so (`is required: a string of 1 to 200 characters`), and their messages are kept.
+   */
+  problem?: string
 }
 
-export type RequestField = FieldBase & (
-  | { kind: 'text'; pattern: RegExp; hint: string }
-  | { kind: 'address' }
-  | { kind: 'uint' }
-  | { kind: 'integer'; min: number; max: number }
-  | { kind: 'decimal' }
-  | { kind: 'url' }
-  | { kind: 'forward-url' }
-  | { kind: 'choice'; values: readonly string[] }
-  | { kind: 'boolean' }
-  | { kind: 'object' }
-  | { kind: 'timestamp' }
-)
+export type RequestField = FieldBase &
+  (
+    | { kind: 'text'; pattern: RegExp; hint: string }
+    | { kind: 'address' }
+    | { kind: 'uint' }
+    | { kind: 'integer'; min: number; max: number }
+    | { kind: 'decimal' }
+    | { kind: 'url' }
+    | { kind: 'forward-url' }
+    | { kind: 'choice'; values: readonly string[] }
+    | { kind: 'boolean' }
+    | { kind: 'object' }
+    | { kind: 'timestamp' }
+    /** A name for people: at most `max` characters, stored trimmed; blank is none (refused when required). */
+    | { kind: 'name'; max: number }
+    /** A connected shop's host name (src/domain/shop-host.ts), stored lower-case. */
+    | { kind: 'shop-host' }
+    /** A non-empty list of some of `values`, kept as given without repeats; `item` names one in messages. */
+    | { kind: 'list'; values: readonly string[]; item: string }
+  )
 
 export type FieldTable = Record<string, RequestField>
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] }
 
 type FieldOfKind<K extends RequestField['kind']> = Extract<RequestField, { kind: K }>
 /** The keys of a table whose fields are of one kind: a parser reads each field with the reader of its kind. */
-type KeysOf<F extends FieldTable, K extends RequestField['kind']> = { [P in keyof F]: F[P] extends { kind: K } ? P : never }[keyof F] & string
+type KeysOf<F extends FieldTable, K extends RequestField['kind']> = { [P in keyof F]: F[P] extends { kind: K } ? P : never }[keyof F] &
+  string
 
 /**
  * Reads the fields of one table from a JSON object: each read records an error and returns null instead of
@@ -70,7 +85,7 @@ export class FieldReader<F extends FieldTable> {
   private present(key: string, required: boolean | undefined): unknown {
     const v = this.body[key]
     if (v === undefined || v === null) {
-      if (required ?? this.fields[key]!.required === true) this.errors.add(key, 'is required')
+      if (required ?? this.fields[key]!.required === true) this.errors.add(key, this.fields[key]!.problem ?? 'is required')
       return undefined
     }
     return v
@@ -110,7 +125,8 @@ export class FieldReader<F extends FieldTable> {
     const v = this.present(key, required)
     if (v === undefined) return null
     const { min, max } = this.field<'integer'>(key)
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) return this.fail(key, `must be an integer from ${min} to ${max}`)
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+      return this.fail(key, `must be an integer from ${min} to ${max}`)
     return v
   }
 
@@ -129,7 +145,8 @@ export class FieldReader<F extends FieldTable> {
   url(key: KeysOf<F, 'url'>, required?: boolean): string | null {
     const v = this.present(key, required)
     if (v === undefined) return null
-    if (typeof v !== 'string' || v.length > MAX_URL_LENGTH) return this.fail(key, `must be an http(s) URL of at most ${MAX_URL_LENGTH} characters`)
+    if (typeof v !== 'string' || v.length > MAX_URL_LENGTH)
+      return this.fail(key, `must be an http(s) URL of at most ${MAX_URL_LENGTH} characters`)
     let url: URL
     try {
       url = new URL(v)
@@ -184,17 +201,65 @@ export class FieldReader<F extends FieldTable> {
     return parsed ?? this.fail(key, 'must be one ISO 8601 timestamp such as "2026-01-01T12:00:00.000Z"')
   }
 
+  name(key: KeysOf<F, 'name'>): string | null {
+    const v = this.present(key, undefined)
+    if (v === undefined) return null
+    const { max, required } = this.field<'name'>(key)
+    if (typeof v !== 'string' || v.length > max) return this.fail(key, `must be a string of at most ${max} characters`)
+    const name = v.trim()
+    if (name === '' && required === true) return this.fail(key, 'is required')
+    return name || null
+  }
+
+  shopHost(key: KeysOf<F, 'shop-host'>): string | null {
+    const v = this.present(key, undefined)
+    if (v === undefined) return null
+    return normalizeShopHost(v) ?? this.fail(key, `must be ${SHOP_HOST_HINT}`)
+  }
+
+  /** An absent list is the empty one: a required list is refused with the list's own message, not `is required`. */
+  list(key: KeysOf<F, 'list'>): string[] | null {
+    const v = this.present(key, false)
+    const { values, item, required } = this.field<'list'>(key)
+    if (v === undefined && required !== true) return null
+    if (!Array.isArray(v) || v.length === 0 || v.some((s) => typeof s !== 'string')) {
+      return this.fail(key, `must be a non-empty list of ${item}s: ${values.join(', ')}`)
+    }
+    const unknown = (v as string[]).filter((s) => !values.includes(s))
+    if (unknown.length > 0) {
+      return this.fail(
+        key,
+        `unknown ${item} ${unknown.map((s) => JSON.stringify(s.slice(0, 60))).join(', ')}; accepted: ${values.join(', ')}`,
+      )
+    }
+    return [...new Set(v as string[])]
+  }
+
   private fail(key: string, message: string): null {
-    this.errors.add(key, message)
+    this.errors.add(key, this.fields[key]!.problem ?? message)
     return null
   }
+}
+
+/** Reads one table's fields from a JSON object with `read`; every problem is reported at once. */
+export function readFields<F extends FieldTable, T>(
+  body: Record<string, unknown>,
+  fields: F,
+  read: (reader: FieldReader<F>, errors: FieldErrors) => T,
+): ParseResult<T> {
+  const errors = new FieldErrors()
+  const value = read(new FieldReader(body, errors, fields), errors)
+  return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }
 
 /**
  * Which field names the secret: `uuid` (the earlier form) when only it is given, else `secret_id`.
  * null counts as absent: `{"secret_id": "…", "uuid": null}` is the current form.
  */
-export function secretKeyOf<F extends FieldTable & { secret_id: RequestField; uuid: RequestField }>(read: FieldReader<F>, errors: FieldErrors): 'secret_id' | 'uuid' {
+export function secretKeyOf<F extends FieldTable & { secret_id: RequestField; uuid: RequestField }>(
+  read: FieldReader<F>,
+  errors: FieldErrors,
+): 'secret_id' | 'uuid' {
   const given = (key: 'secret_id' | 'uuid') => read.raw(key) !== undefined && read.raw(key) !== null
   if (given('secret_id') && given('uuid')) errors.add('uuid', 'cannot be sent with secret_id: send one of them (uuid is the earlier form)')
   return !given('secret_id') && given('uuid') ? 'uuid' : 'secret_id'

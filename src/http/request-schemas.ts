@@ -1,5 +1,6 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { FieldTable, RequestField } from '../domain/request-fields.ts'
+import { SHOP_HOST_HINT } from '../domain/shop-host.ts'
 
 /**
  * The OpenAPI schemas of request bodies and queries, generated from the field tables their parsers read
@@ -19,22 +20,52 @@ function describe(field: RequestField, fallback: string): { description: string 
 
 function fieldSchema(field: RequestField): TSchema {
   switch (field.kind) {
-    case 'text': return Type.String(describe(field, field.hint))
-    case 'address': return Type.String(describe(field, 'a 0x-prefixed 20-byte address'))
-    case 'uint': return Type.Union([Type.String(), Type.Integer()], describe(field, 'a non-negative integer, as a number or a string of digits'))
-    case 'integer': return Type.Integer({ minimum: field.min, maximum: field.max, ...describe(field, `an integer from ${field.min} to ${field.max}`) })
-    case 'decimal': return Type.String(describe(field, 'a decimal string such as "1.5"'))
-    case 'url': return Type.String(describe(field, 'an absolute http(s) URL'))
-    case 'forward-url': return Type.String(describe(field, 'an absolute http(s) URL the payer is sent to'))
-    case 'choice': return Type.Union(field.values.map((value) => Type.Literal(value)), field.description ? describe(field, '') : {})
-    case 'boolean': return Type.Boolean(field.description ? describe(field, '') : {})
-    case 'object': return Type.Object({}, { additionalProperties: true, ...describe(field, 'a JSON object') })
-    case 'timestamp': return Type.String({ format: 'date-time', ...describe(field, 'an ISO 8601 timestamp') })
+    case 'text':
+      return Type.String(describe(field, field.hint))
+    case 'address':
+      return Type.String(describe(field, 'a 0x-prefixed 20-byte address'))
+    case 'uint':
+      return Type.Union([Type.String(), Type.Integer()], describe(field, 'a non-negative integer, as a number or a string of digits'))
+    case 'integer':
+      return Type.Integer({ minimum: field.min, maximum: field.max, ...describe(field, `an integer from ${field.min} to ${field.max}`) })
+    case 'decimal':
+      return Type.String(describe(field, 'a decimal string such as "1.5"'))
+    case 'url':
+      return Type.String(describe(field, 'an absolute http(s) URL'))
+    case 'forward-url':
+      return Type.String(describe(field, 'an absolute http(s) URL the payer is sent to'))
+    case 'choice':
+      return Type.Union(
+        field.values.map((value) => Type.Literal(value)),
+        field.description ? describe(field, '') : {},
+      )
+    case 'boolean':
+      return Type.Boolean(field.description ? describe(field, '') : {})
+    case 'object':
+      return Type.Object({}, { additionalProperties: true, ...describe(field, 'a JSON object') })
+    case 'timestamp':
+      return Type.String({ format: 'date-time', ...describe(field, 'an ISO 8601 timestamp') })
+    case 'name':
+      return Type.String({
+        ...(field.required === true ? { minLength: 1 } : {}),
+        maxLength: field.max,
+        ...describe(field, `up to ${field.max} characters`),
+      })
+    case 'shop-host':
+      return Type.String(describe(field, SHOP_HOST_HINT))
+    case 'list':
+      return Type.Array(Type.Union(field.values.map((value) => Type.Literal(value))), {
+        minItems: 1,
+        ...describe(field, `${field.item}s, at least one`),
+      })
   }
 }
 
 /** The object schema of a field table: `required: true` fields are required, the others optional. */
 export function fieldsSchema(fields: FieldTable): TObject {
-  return Type.Object(Object.fromEntries(Object.entries(fields).map(([key, field]) =>
-    [key, field.required === true ? fieldSchema(field) : Type.Optional(fieldSchema(field))])))
+  return Type.Object(
+    Object.fromEntries(
+      Object.entries(fields).map(([key, field]) => [key, field.required === true ? fieldSchema(field) : Type.Optional(fieldSchema(field))]),
+    ),
+  )
 }

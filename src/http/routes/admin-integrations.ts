@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { createIntegration, listIntegrations, showIntegration } from '../../admin/integrations.ts'
-import { readOptionalName } from '../../admin/names.ts'
+import { integrationRequestFields, readOptionalName } from '../../admin/names.ts'
 import { integrationJson } from '../../admin/records.ts'
 import type { Db } from '../../store/database.ts'
 import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
+import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
 import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
@@ -24,34 +25,58 @@ const idParams = { type: 'object', properties: { id: { type: 'string' } }, requi
 export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIntegrationsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 
-  app.post<{ Params: { id: string } }>('/admin/accounts/:id/integrations', {
-    schema: {
-      summary: 'Create an integration with its own callback-signing key; answers {id, public_key}',
-      description: 'Body (optional): {"name": "…"}. Trackings that name the integration (integration_id or payload.integration) are signed with its key.',
-      tags, security, params: idParams, response: { '4xx': problemSchema },
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/integrations',
+    {
+      schema: {
+        summary: 'Create an integration with its own callback-signing key; answers {id, public_key}',
+        description:
+          'Body (optional): {"name": "…"}. Trackings that name the integration (integration_id or payload.integration) are signed with its key.',
+        tags,
+        security,
+        params: idParams,
+        body: fieldsSchema(integrationRequestFields),
+        response: { '4xx': problemSchema },
+      },
+      validatorCompiler: readByHand,
     },
-  }, async (request, reply) => {
-    const name = readOptionalName(objectBody(request.body).name)
-    if ('error' in name) throw validationFailed([name.error])
-    // The service checked the stored keys against its secrets key at start.
-    const created = await createIntegration({ ...deps, checkStoredKeys: false }, request.params.id, name.name)
-    if (created.kind !== 'created') throw adminProblem(created)
-    return reply.code(201).send(integrationJson(created.integration))
-  })
+    async (request, reply) => {
+      const read = readOptionalName(objectBody(request.body), integrationRequestFields)
+      if (!read.ok) throw validationFailed(read.errors)
+      // The service checked the stored keys against its secrets key at start.
+      const created = await createIntegration({ ...deps, checkStoredKeys: false }, request.params.id, read.value.name)
+      if (created.kind !== 'created') throw adminProblem(created)
+      return reply.code(201).send(integrationJson(created.integration))
+    },
+  )
 
-  app.get<{ Params: { id: string } }>('/admin/accounts/:id/integrations', {
-    schema: { summary: "List an account's integrations with their public keys", tags, security, params: idParams, response: { '4xx': problemSchema } },
-  }, async (request) => {
-    const listed = await listIntegrations(deps, request.params.id)
-    if (listed.kind !== 'listed') throw adminProblem(listed)
-    return listed.integrations.map(integrationJson)
-  })
+  app.get<{ Params: { id: string } }>(
+    '/admin/accounts/:id/integrations',
+    {
+      schema: {
+        summary: "List an account's integrations with their public keys",
+        tags,
+        security,
+        params: idParams,
+        response: { '4xx': problemSchema },
+      },
+    },
+    async (request) => {
+      const listed = await listIntegrations(deps, request.params.id)
+      if (listed.kind !== 'listed') throw adminProblem(listed)
+      return listed.integrations.map(integrationJson)
+    },
+  )
 
-  app.get<{ Params: { id: string } }>('/admin/integrations/:id', {
-    schema: { summary: 'Show an integration and its public key', tags, security, params: idParams, response: { '4xx': problemSchema } },
-  }, async (request) => {
-    const shown = await showIntegration(deps, request.params.id)
-    if (shown.kind !== 'found') throw adminProblem(shown)
-    return integrationJson(shown.integration)
-  })
+  app.get<{ Params: { id: string } }>(
+    '/admin/integrations/:id',
+    {
+      schema: { summary: 'Show an integration and its public key', tags, security, params: idParams, response: { '4xx': problemSchema } },
+    },
+    async (request) => {
+      const shown = await showIntegration(deps, request.params.id)
+      if (shown.kind !== 'found') throw adminProblem(shown)
+      return integrationJson(shown.integration)
+    },
+  )
 }

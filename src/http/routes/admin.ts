@@ -3,11 +3,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
 import type { NotFound } from '../../admin/admin-deps.ts'
 import { createAccount, createApiKey, listAccounts, listApiKeys, revokeApiKey } from '../../admin/accounts.ts'
-import { readRequiredName } from '../../admin/names.ts'
+import { accountRequestFields, readRequiredName } from '../../admin/names.ts'
 import { accountJson, apiKeyJson } from '../../admin/records.ts'
 import type { FieldError } from '../../domain/field-errors.ts'
 import type { Db } from '../../store/database.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
+import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
 import { noRoute, problem } from '../problem.ts'
 
@@ -52,42 +53,65 @@ const idParams = { type: 'object', properties: { id: { type: 'string' } }, requi
 export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
 
-  app.post('/admin/accounts', {
-    schema: { summary: 'Create an account', tags, security, response: { '4xx': problemSchema } },
-  }, async (request, reply) => {
-    const name = readRequiredName(objectBody(request.body).name)
-    if ('error' in name) throw validationFailed([name.error])
-    const created = await createAccount(deps, name.name)
-    return reply.code(201).send(accountJson(created.account))
-  })
+  app.post(
+    '/admin/accounts',
+    {
+      schema: {
+        summary: 'Create an account',
+        tags,
+        security,
+        body: fieldsSchema(accountRequestFields),
+        response: { '4xx': problemSchema },
+      },
+      validatorCompiler: readByHand,
+    },
+    async (request, reply) => {
+      const read = readRequiredName(objectBody(request.body), accountRequestFields)
+      if (!read.ok) throw validationFailed(read.errors)
+      const created = await createAccount(deps, read.value.name)
+      return reply.code(201).send(accountJson(created.account))
+    },
+  )
 
   app.get('/admin/accounts', { schema: { summary: 'List accounts', tags, security } }, async () =>
     (await listAccounts(deps)).map(accountJson),
   )
 
-  app.post<{ Params: { id: string } }>('/admin/accounts/:id/api-keys', {
-    schema: { summary: 'Create an API key (shown once)', tags, security, params: idParams, response: { '4xx': problemSchema } },
-  }, async (request, reply) => {
-    const created = await createApiKey(deps, request.params.id)
-    if (created.kind !== 'created') throw adminProblem(created)
-    deps.onKeyCreated(created.key.key)
-    return reply.code(201).send({ id: created.key.id, key: created.key.key })
-  })
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/api-keys',
+    {
+      schema: { summary: 'Create an API key (shown once)', tags, security, params: idParams, response: { '4xx': problemSchema } },
+    },
+    async (request, reply) => {
+      const created = await createApiKey(deps, request.params.id)
+      if (created.kind !== 'created') throw adminProblem(created)
+      deps.onKeyCreated(created.key.key)
+      return reply.code(201).send({ id: created.key.id, key: created.key.key })
+    },
+  )
 
-  app.get<{ Params: { id: string } }>('/admin/accounts/:id/api-keys', {
-    schema: { summary: "List an account's API keys (without the keys)", tags, security, params: idParams },
-  }, async (request) => {
-    const listed = await listApiKeys(deps, request.params.id)
-    if (listed.kind !== 'listed') throw adminProblem(listed)
-    return listed.keys.map(apiKeyJson)
-  })
+  app.get<{ Params: { id: string } }>(
+    '/admin/accounts/:id/api-keys',
+    {
+      schema: { summary: "List an account's API keys (without the keys)", tags, security, params: idParams },
+    },
+    async (request) => {
+      const listed = await listApiKeys(deps, request.params.id)
+      if (listed.kind !== 'listed') throw adminProblem(listed)
+      return listed.keys.map(apiKeyJson)
+    },
+  )
 
-  app.delete<{ Params: { id: string } }>('/admin/api-keys/:id', {
-    schema: { summary: 'Revoke an API key', tags, security, params: idParams, response: { '4xx': problemSchema } },
-  }, async (request, reply) => {
-    const revoked = await revokeApiKey(deps, request.params.id)
-    if (revoked.kind !== 'revoked') throw adminProblem(revoked)
-    deps.onKeyRevoked(request.params.id)
-    return reply.code(204).send()
-  })
+  app.delete<{ Params: { id: string } }>(
+    '/admin/api-keys/:id',
+    {
+      schema: { summary: 'Revoke an API key', tags, security, params: idParams, response: { '4xx': problemSchema } },
+    },
+    async (request, reply) => {
+      const revoked = await revokeApiKey(deps, request.params.id)
+      if (revoked.kind !== 'revoked') throw adminProblem(revoked)
+      deps.onKeyRevoked(request.params.id)
+      return reply.code(204).send()
+    },
+  )
 }
