@@ -3,7 +3,6 @@
 // refuses what a rule refuses before it opens the database.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Command } from 'commander'
 import type { AdminDeps } from '../../src/admin/admin-deps.ts'
 import { createApp, grantApp, listAppGrants } from '../../src/admin/apps.ts'
 import { createAccount } from '../../src/admin/accounts.ts'
@@ -12,6 +11,7 @@ import { loadConfig, type Config } from '../../src/config/config.ts'
 import { openDatabase, type Db } from '../../src/store/database.ts'
 import { migrate } from '../../src/store/migrate.ts'
 import { manualClock } from '../support/clock.ts'
+import { runPrintedCommand } from '../support/commands.ts'
 import { useCommandConfig } from '../support/database.ts'
 
 /** Far from the real date either way, so that a rule reading the system clock would answer otherwise. */
@@ -34,17 +34,7 @@ async function paywatch(...args: string[]): Promise<any> {
 }
 
 async function paywatchWith(config: Config, ...args: string[]): Promise<any> {
-  const program = new Command('paywatch').exitOverride()
-  registerAccountDataCommands(program, () => config, clock)
-  const printed: string[] = []
-  const log = console.log
-  console.log = (line: string) => void printed.push(line)
-  try {
-    await program.parseAsync(args, { from: 'user' })
-  } finally {
-    console.log = log
-  }
-  return JSON.parse(printed.join('\n'))
+  return runPrintedCommand((program) => registerAccountDataCommands(program, () => config, clock), args)
 }
 
 async function setUp(): Promise<{ appId: string; merchant: string }> {

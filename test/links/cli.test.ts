@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { Command } from 'commander'
 import { registerAccountDataCommands } from '../../src/cli/account-data-commands.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { authenticateAccessToken } from '../../src/store/app-grants.ts'
 import { openDatabase } from '../../src/store/database.ts'
 import { listLinks } from '../../src/store/links.ts'
 import { migrate } from '../../src/store/migrate.ts'
+import { runPrintedCommand } from '../support/commands.ts'
 import { useCommandConfig } from '../support/database.ts'
 
 const commands = useCommandConfig('paywatch-cli-')
 
 /** Runs `paywatch <args>` in process; answers what it printed, parsed. */
 async function paywatch(...args: string[]): Promise<any> {
-  const program = new Command('paywatch').exitOverride()
-  registerAccountDataCommands(program, () => commands.config)
-  const printed: string[] = []
-  const log = console.log
-  console.log = (line: string) => void printed.push(line)
-  try {
-    await program.parseAsync(args, { from: 'user' })
-  } finally {
-    console.log = log
-  }
-  return JSON.parse(printed.join('\n'))
+  return runPrintedCommand((program) => registerAccountDataCommands(program, () => commands.config), args)
 }
 
 async function inDatabase<T>(work: (db: Awaited<ReturnType<typeof openDatabase>>['db']) => Promise<T>): Promise<T> {
