@@ -25,7 +25,9 @@ if (process.send) {
     }
   }).observe({ entryTypes: ['gc'] })
   process.on('message', (message) => {
-    if (message === 'memory') process.send!({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics(), heap: getHeapStatistics(), gc })
-    if (typeof message === 'object' && message && 'snapshot' in message) process.send!({ written: writeHeapSnapshot(String(message.snapshot)) })
+    if (message === 'memory')
+      process.send!({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics(), heap: getHeapStatistics(), gc })
+    if (typeof message === 'object' && message && 'snapshot' in message)
+      process.send!({ written: writeHeapSnapshot(String(message.snapshot)) })
   })
 }

@@ -28,10 +28,34 @@ import { rawSigningRate } from './raw-signing.ts'
 import { freePort } from '../test/support/ports.ts'
 import { createAccountKey, startChild, stopChildren } from './service-child.ts'
 
-interface Histogram { average: number; p50: number; p99: number; max: number }
-interface Result { requests: Histogram; latency: Histogram; non2xx: number; errors: number; timeouts: number; '2xx': number }
-interface RequestSpec { method: string; path: string; headers?: Record<string, string>; setupRequest?: (request: RequestSpec) => RequestSpec; body?: string }
-type Autocannon = (options: { url: string; connections: number; duration: number; pipelining?: number; requests: RequestSpec[] }) => Promise<Result>
+interface Histogram {
+  average: number
+  p50: number
+  p99: number
+  max: number
+}
+interface Result {
+  requests: Histogram
+  latency: Histogram
+  non2xx: number
+  errors: number
+  timeouts: number
+  '2xx': number
+}
+interface RequestSpec {
+  method: string
+  path: string
+  headers?: Record<string, string>
+  setupRequest?: (request: RequestSpec) => RequestSpec
+  body?: string
+}
+type Autocannon = (options: {
+  url: string
+  connections: number
+  duration: number
+  pipelining?: number
+  requests: RequestSpec[]
+}) => Promise<Result>
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -55,41 +79,80 @@ async function main(): Promise<void> {
 
   const [servicePort, barePort] = [await freePort(), await freePort()]
   // The V8 flags of `npm start` (package.json).
-  const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []), ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
-  const serviceUrl = await startChild('service', [...nodeFlags, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])], {
-    DATABASE_URL: databaseUrl, PORT: String(servicePort), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir,
-    PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
-    PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
-    ...(process.env.PAYWATCH_PREPARED_STATEMENTS ? { PAYWATCH_PREPARED_STATEMENTS: process.env.PAYWATCH_PREPARED_STATEMENTS } : {}),
-  }, children)
-  const bareUrl = await startChild('bare', [join(root, 'bench', 'bare-server.ts')], { DATABASE_URL: databaseUrl, PORT: String(barePort) }, children)
+  const nodeFlags = [
+    '--max-semi-space-size=16',
+    ...(process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []),
+    ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ]
+  const serviceUrl = await startChild(
+    'service',
+    [...nodeFlags, join(root, 'bench', 'api-server.ts'), ...(process.env.BENCH_BACKGROUND === 'true' ? ['--background'] : [])],
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(servicePort),
+      PAYWATCH_CONFIG: configFile,
+      PAYWATCH_DATA_DIR: dir,
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '100000',
+      PAYWATCH_RATE_DAILY: '1000000000',
+      ...(process.env.PAYWATCH_PREPARED_STATEMENTS ? { PAYWATCH_PREPARED_STATEMENTS: process.env.PAYWATCH_PREPARED_STATEMENTS } : {}),
+    },
+    children,
+  )
+  const bareUrl = await startChild(
+    'bare',
+    [join(root, 'bench', 'bare-server.ts')],
+    { DATABASE_URL: databaseUrl, PORT: String(barePort) },
+    children,
+  )
   const { key: apiKey } = await createAccountKey(serviceUrl, ADMIN_TOKEN)
 
   const run = randomBytes(4).toString('hex')
   // An IP literal: a host name costs a DNS lookup per create (the SSRF guard); BENCH_CALLBACK to measure that.
   const callback = process.env.BENCH_CALLBACK ?? 'https://93.184.215.14/paywatch/callback'
   let created = 0
-  const createBody = (n: number) => JSON.stringify({
-    blockchain: 'ethereum', sender: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', nonce: n,
-    receiver: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
-    amount: '1.25', after_block: 1_000, secret_id: `bench-${run}-${n}`, callback,
-    payload: { order: n },
-  })
+  const createBody = (n: number) =>
+    JSON.stringify({
+      blockchain: 'ethereum',
+      sender: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      nonce: n,
+      receiver: '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+      token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+      amount: '1.25',
+      after_block: 1_000,
+      secret_id: `bench-${run}-${n}`,
+      callback,
+      payload: { order: n },
+    })
   const json = { 'content-type': 'application/json' }
-  const bare = (): RequestSpec[] => [{
-    method: 'POST', path: '/bare', headers: json,
-    setupRequest: (request) => ({ ...request, body: createBody(created++) }),
-  }]
-  const creates = (): RequestSpec[] => [{
-    method: 'POST', path: '/v2/payments', headers: { ...json, 'x-api-key': apiKey },
-    setupRequest: (request) => ({ ...request, body: createBody(created++) }),
-  }]
+  const bare = (): RequestSpec[] => [
+    {
+      method: 'POST',
+      path: '/bare',
+      headers: json,
+      setupRequest: (request) => ({ ...request, body: createBody(created++) }),
+    },
+  ]
+  const creates = (): RequestSpec[] => [
+    {
+      method: 'POST',
+      path: '/v2/payments',
+      headers: { ...json, 'x-api-key': apiKey },
+      setupRequest: (request) => ({ ...request, body: createBody(created++) }),
+    },
+  ]
   const firstCreate = () => created
   let readIndex = 0
-  const reads = (from: number, to: number): RequestSpec[] => [{
-    method: 'GET', path: '/', headers: { ...json, 'x-api-key': apiKey },
-    setupRequest: (request) => ({ ...request, path: `/v2/payments/bench-${run}-${from + (readIndex++ % (to - from))}` }),
-  }]
+  const reads = (from: number, to: number): RequestSpec[] => [
+    {
+      method: 'GET',
+      path: '/',
+      headers: { ...json, 'x-api-key': apiKey },
+      setupRequest: (request) => ({ ...request, path: `/v2/payments/bench-${run}-${from + (readIndex++ % (to - from))}` }),
+    },
+  ]
 
   // Warm-up: JIT, connection pools, caches.
   await measure(`${bareUrl}`, bare(), 2)
@@ -100,8 +163,13 @@ async function main(): Promise<void> {
   const from = firstCreate()
   const create = await measure(serviceUrl, creates(), seconds, servicePid)
   if (process.env.BENCH_ONLY === 'create') {
-    console.log(`creates/s ${Math.round(create.requests.average)}, bare ${Math.round(baseline.requests.average)}, server CPU ms/create ${create.cpuMsPerRequest?.toFixed(3)} (bare ${baseline.cpuMsPerRequest?.toFixed(3)})`)
-    printSplit([['bare', baseline], ['create', create]])
+    console.log(
+      `creates/s ${Math.round(create.requests.average)}, bare ${Math.round(baseline.requests.average)}, server CPU ms/create ${create.cpuMsPerRequest?.toFixed(3)} (bare ${baseline.cpuMsPerRequest?.toFixed(3)})`,
+    )
+    printSplit([
+      ['bare', baseline],
+      ['create', create],
+    ])
     return
   }
   // The last requests of a run may have been cut off: read only those surely answered.
@@ -132,19 +200,27 @@ async function main(): Promise<void> {
   console.log('|---|---:|---:|---:|---:|---:|---:|')
   for (const [name, r] of rows) {
     const cpu = r.cpuMsPerRequest === null ? 'n/a' : r.cpuMsPerRequest.toFixed(3)
-    console.log(`| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${cpu} | ${r.non2xx} | ${r.errors + r.timeouts} |`)
+    console.log(
+      `| ${name} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${cpu} | ${r.non2xx} | ${r.errors + r.timeouts} |`,
+    )
   }
   printSplit(rows)
   const ratio = create.requests.average / baseline.requests.average
   console.log('')
   console.log(`creates/s ${Math.round(create.requests.average)} (target ≥ 3000) ${create.requests.average >= 3000 ? 'OK' : 'BELOW'}`)
-  for (const [name, r] of [['reads/s (each signed)', read], ['reads/s (polling)', poll]] as const) {
+  for (const [name, r] of [
+    ['reads/s (each signed)', read],
+    ['reads/s (polling)', poll],
+  ] as const) {
     console.log(`${name} ${Math.round(r.requests.average)} (target ≥ 10000) ${r.requests.average >= 10000 ? 'OK' : 'BELOW'}`)
   }
   console.log(`ratio creates / bare insert ${ratio.toFixed(2)} (target ≥ 0.6) ${ratio >= 0.6 ? 'OK' : 'BELOW'}`)
-  console.log(`raw async RSA-PSS signing of this machine ${Math.round(rawSigning)}/s (both cores, nothing else): the ceiling of reads each signed anew, which reach ${((read.requests.average / rawSigning) * 100).toFixed(0)}% of it`)
+  console.log(
+    `raw async RSA-PSS signing of this machine ${Math.round(rawSigning)}/s (both cores, nothing else): the ceiling of reads each signed anew, which reach ${((read.requests.average / rawSigning) * 100).toFixed(0)}% of it`,
+  )
   const load = loadavg()[0]!
-  if (load > cpus().length) console.log(`note: load average ${load.toFixed(1)} on ${cpus().length} cores while measuring: other processes shared the CPU`)
+  if (load > cpus().length)
+    console.log(`note: load average ${load.toFixed(1)} on ${cpus().length} cores while measuring: other processes shared the CPU`)
   for (const [name, r] of rows) {
     if (r.non2xx > 0 || r.errors > 0) console.log(`warning: ${name} had ${r.non2xx} non-2xx answers and ${r.errors} errors`)
   }
@@ -157,13 +233,21 @@ function printSplit(rows: readonly (readonly [string, Measured])[]): void {
   for (const [name, r] of rows) {
     if (!r.split) continue
     const s = r.split
-    console.log(`| ${name} | ${s.server.toFixed(3)} | ${s.postgres.toFixed(3)} | ${s.loadGenerator.toFixed(3)} | ${s.other.toFixed(3)} | ${s.idle.toFixed(3)} |`)
+    console.log(
+      `| ${name} | ${s.server.toFixed(3)} | ${s.postgres.toFixed(3)} | ${s.loadGenerator.toFixed(3)} | ${s.other.toFixed(3)} | ${s.idle.toFixed(3)} |`,
+    )
   }
 }
 
 type Measured = Result & { cpuMsPerRequest: number | null; split: CpuSplit | null }
 /** Where the machine's CPU went during a measurement, in ms per answered request. */
-interface CpuSplit { server: number; postgres: number; loadGenerator: number; other: number; idle: number }
+interface CpuSplit {
+  server: number
+  postgres: number
+  loadGenerator: number
+  other: number
+  idle: number
+}
 
 /** Runs autocannon against `url` and reads how much CPU the server process `pid` spent per request. */
 async function measure(url: string, requests: RequestSpec[], duration: number, pid?: number): Promise<Measured> {
@@ -183,7 +267,13 @@ async function measure(url: string, requests: RequestSpec[], duration: number, p
     const postgres = postgresCpuSince(postgresBefore) / answered
     const loadGenerator = (self.user + self.system) / 1000 / answered
     const busy = (machineAfter.busy - machineBefore.busy) / answered
-    split = { server, postgres, loadGenerator, other: Math.max(0, busy - server - postgres - loadGenerator), idle: (machineAfter.idle - machineBefore.idle) / answered }
+    split = {
+      server,
+      postgres,
+      loadGenerator,
+      other: Math.max(0, busy - server - postgres - loadGenerator),
+      idle: (machineAfter.idle - machineBefore.idle) / answered,
+    }
   }
   return { ...result, cpuMsPerRequest, split }
 }

@@ -14,5 +14,8 @@ app.post('/bare', async (request, reply) => {
 const address = await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
 console.log(JSON.stringify({ listening: address }))
 process.on('SIGTERM', () => {
-  void app.close().then(() => pool.end()).then(() => process.exit(0))
+  void app
+    .close()
+    .then(() => pool.end())
+    .then(() => process.exit(0))
 })

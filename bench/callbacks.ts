@@ -45,7 +45,14 @@ async function threadCpu(): Promise<Map<string, number>> {
   for (const task of tasks) {
     const stat = readStat(`/proc/self/task/${task}/stat`)
     if (!stat) continue
-    const kind = stat.name === 'MainThread' ? 'main' : stat.name === 'libuv-worker' ? 'libuv pool (signing)' : stat.name === 'WorkerThread' ? 'receiver' : 'V8/other'
+    const kind =
+      stat.name === 'MainThread'
+        ? 'main'
+        : stat.name === 'libuv-worker'
+          ? 'libuv pool (signing)'
+          : stat.name === 'WorkerThread'
+            ? 'receiver'
+            : 'V8/other'
     seconds.set(kind, (seconds.get(kind) ?? 0) + stat.cpuMs / 1000)
   }
   return seconds
@@ -113,7 +120,10 @@ const keys = await generateRsaKeyPair()
 const service = await startTestService({
   env: { PAYWATCH_SIGNING_KEY: keys.privateKeyPem, LOG_LEVEL: 'warn' },
   background: false,
-  callbacks: { perHost: Number(process.env.BENCH_PER_HOST ?? 32), ...(process.env.BENCH_SIGNING ? { signing: Number(process.env.BENCH_SIGNING) } : {}) },
+  callbacks: {
+    perHost: Number(process.env.BENCH_PER_HOST ?? 32),
+    ...(process.env.BENCH_SIGNING ? { signing: Number(process.env.BENCH_SIGNING) } : {}),
+  },
 })
 const db = service.database.db
 const { accountId } = await service.newAccount('bench')
@@ -121,13 +131,37 @@ const { accountId } = await service.newAccount('bench')
 // One shop receiving every payment, from a different sender each time (as in production).
 const merchant = `0x${randomBytes(20).toString('hex')}`
 const trackingFor = (now: Date): Tracking => ({
-  id: randomUUID(), accountId, secretId: randomUUID(), shape: 'current', blockchain: 'ethereum',
-  sender: `0x${randomBytes(20).toString('hex')}`, nonce: BigInt(Math.floor(Math.random() * 1e12)),
-  receiver: merchant, token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', decimals: 18,
-  commitment: 'confirmed', confirmations: 1, afterBlock: 19_000_000n, amount: '12.5', feeAmount: null, feeReceiver: null,
-  transaction: `0x${randomBytes(32).toString('hex')}`, payload: { order: 'A-1001', customer: 'Zoë' }, callback,
-  forwardTo: 'https://shop.example/thanks', forwardOnFailure: false, integrationId: null, linkId: null, shop: null,
-  shopifyPaymentId: null, status: 'pending', failedReason: null, release: false, confirmedAt: null, createdAt: now, updatedAt: now,
+  id: randomUUID(),
+  accountId,
+  secretId: randomUUID(),
+  shape: 'current',
+  blockchain: 'ethereum',
+  sender: `0x${randomBytes(20).toString('hex')}`,
+  nonce: BigInt(Math.floor(Math.random() * 1e12)),
+  receiver: merchant,
+  token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+  decimals: 18,
+  commitment: 'confirmed',
+  confirmations: 1,
+  afterBlock: 19_000_000n,
+  amount: '12.5',
+  feeAmount: null,
+  feeReceiver: null,
+  transaction: `0x${randomBytes(32).toString('hex')}`,
+  payload: { order: 'A-1001', customer: 'Zoë' },
+  callback,
+  forwardTo: 'https://shop.example/thanks',
+  forwardOnFailure: false,
+  integrationId: null,
+  linkId: null,
+  shop: null,
+  shopifyPaymentId: null,
+  status: 'pending',
+  failedReason: null,
+  release: false,
+  confirmedAt: null,
+  createdAt: now,
+  updatedAt: now,
 })
 
 /** N completed trackings with their delivery rows, written in bulk (setup, not measured). */
@@ -136,17 +170,57 @@ async function seedCompleted(database: Db, count: number): Promise<void> {
   for (let offset = 0; offset < count; offset += 500) {
     const batch = Array.from({ length: Math.min(500, count - offset) }, () => trackingFor(now))
     await database.transaction().execute(async (trx) => {
-      await trx.insertInto('trackings').values(batch.map((t) => ({
-        id: t.id, account_id: t.accountId, secret_id: t.secretId, shape: t.shape, blockchain: t.blockchain, sender: t.sender,
-        nonce: t.nonce.toString(), receiver: t.receiver, token: t.token, decimals: t.decimals, commitment: t.commitment,
-        confirmations: t.confirmations, after_block: t.afterBlock.toString(), amount: t.amount, transaction: t.transaction,
-        payload: JSON.stringify(t.payload), callback: t.callback, forward_to: t.forwardTo, forward_on_failure: false,
-        fee_amount: null, fee_receiver: null, integration_id: null, link_id: null, shop: null, shopify_payment_id: null,
-        status: 'success', failed_reason: null, confirmed_at: now, created_at: now, updated_at: now,
-      }))).execute()
-      await trx.insertInto('deliveries').values(batch.map((t) => ({
-        id: randomUUID(), tracking_id: t.id, reason: 'completed' as const, next_attempt_at: now, due_at: now, created_at: now, updated_at: now,
-      }))).execute()
+      await trx
+        .insertInto('trackings')
+        .values(
+          batch.map((t) => ({
+            id: t.id,
+            account_id: t.accountId,
+            secret_id: t.secretId,
+            shape: t.shape,
+            blockchain: t.blockchain,
+            sender: t.sender,
+            nonce: t.nonce.toString(),
+            receiver: t.receiver,
+            token: t.token,
+            decimals: t.decimals,
+            commitment: t.commitment,
+            confirmations: t.confirmations,
+            after_block: t.afterBlock.toString(),
+            amount: t.amount,
+            transaction: t.transaction,
+            payload: JSON.stringify(t.payload),
+            callback: t.callback,
+            forward_to: t.forwardTo,
+            forward_on_failure: false,
+            fee_amount: null,
+            fee_receiver: null,
+            integration_id: null,
+            link_id: null,
+            shop: null,
+            shopify_payment_id: null,
+            status: 'success',
+            failed_reason: null,
+            confirmed_at: now,
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .execute()
+      await trx
+        .insertInto('deliveries')
+        .values(
+          batch.map((t) => ({
+            id: randomUUID(),
+            tracking_id: t.id,
+            reason: 'completed' as const,
+            next_attempt_at: now,
+            due_at: now,
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .execute()
     })
   }
 }
@@ -159,7 +233,7 @@ await rawSigningRate(200) // warm-up
 const mainBeforeRaw = (await threadCpu()).get('main') ?? 0
 const rawBefore = await rawSigningRate(N)
 // Off the event loop: what one signature costs the main thread (the RSA work runs on the libuv pool).
-const mainPerSign = (((await threadCpu()).get('main') ?? 0) - mainBeforeRaw) / N * 1000
+const mainPerSign = ((((await threadCpu()).get('main') ?? 0) - mainBeforeRaw) / N) * 1000
 
 // --- 2. throughput ----------------------------------------------------------------------------------------------
 await seedCompleted(db, N)
@@ -178,7 +252,11 @@ service.common.shutdown.add(service.callbacks.name, () => service.callbacks.stop
 await waitForArrivals(N, 600_000)
 const receivedAll = performance.now()
 for (;;) {
-  const row = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '=', 'delivered').executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('state', '=', 'delivered')
+    .executeTakeFirstOrThrow()
   if (Number(row.n) >= N) break
   await new Promise((resolve) => setTimeout(resolve, 5))
 }
@@ -187,18 +265,24 @@ const cpu = process.cpuUsage(cpuBefore)
 const threadsAfter = await threadCpu()
 const machineAfter = machineCpu()
 const postgresSpent = postgresCpuSince(postgresBefore)
-const perThread = [...threadsAfter].map(([kind, seconds]) => `${kind} ${(seconds - (threadsBefore.get(kind) ?? 0)).toFixed(2)} s`).join(', ')
+const perThread = [...threadsAfter]
+  .map(([kind, seconds]) => `${kind} ${(seconds - (threadsBefore.get(kind) ?? 0)).toFixed(2)} s`)
+  .join(', ')
 if (profiler) await profiler(process.env.BENCH_PROFILE!)
 const elu = performance.eventLoopUtilization(eluBefore)
 const burst = (await ask<{ arrivals: [string, number][] }>('report')).arrivals.map(([, at]) => at - dueAt.getTime())
-const released = await db.selectFrom('trackings').select((eb) => eb.fn.countAll<string>().as('n')).where('release', '=', true).executeTakeFirstOrThrow()
+const released = await db
+  .selectFrom('trackings')
+  .select((eb) => eb.fn.countAll<string>().as('n'))
+  .where('release', '=', true)
+  .executeTakeFirstOrThrow()
 const rawAfter = await rawSigningRate(N)
 const rate = N / ((receivedAll - started) / 1000)
 const rateRecorded = N / ((recordedAll - started) / 1000)
 const raw = (rawBefore + rawAfter) / 2
 
 // --- 3. latency without a backlog ----------------------------------------------------------------------------------
-await ask("reset")
+await ask('reset')
 const steadyRate = Math.max(10, Math.min(100, Math.floor(rate / 8)))
 const steadyCount = steadyRate * LATENCY_SECONDS
 const dueTimes = new Map<string, number>()
@@ -217,10 +301,15 @@ for (let i = 0; i < steadyCount; i++) {
   }
 }
 await waitForArrivals(steadyCount, 60_000)
-const deliveryIds = await db.selectFrom('deliveries').select(['id', 'tracking_id']).where('tracking_id', 'in', [...dueTimes.keys()]).execute()
+const deliveryIds = await db
+  .selectFrom('deliveries')
+  .select(['id', 'tracking_id'])
+  .where('tracking_id', 'in', [...dueTimes.keys()])
+  .execute()
 const trackingOf = new Map(deliveryIds.map((d) => [d.id, d.tracking_id]))
 const steady = (await ask<{ arrivals: [string, number][] }>('report')).arrivals
-  .filter(([id]) => trackingOf.has(id)).map(([id, at]) => at - dueTimes.get(trackingOf.get(id)!)!)
+  .filter(([id]) => trackingOf.has(id))
+  .map(([id, at]) => at - dueTimes.get(trackingOf.get(id)!)!)
 
 await service.close()
 
@@ -230,21 +319,35 @@ await ask('track-secrets')
 const anvilLatency = await minedToReceived(Number(process.env.BENCH_ANVIL_PAYMENTS ?? 50))
 await receiver.terminate()
 
-console.log(`\nbench:callbacks — ${service.database.kind}, N = ${fmt(N)}, ${(await import('node:os')).availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`)
-console.log(`raw async RSA-PSS signing:          ${fmt(rawBefore)}/s before, ${fmt(rawAfter)}/s after (mean ${fmt(raw)}/s); main thread ${mainPerSign.toFixed(3)} ms CPU per signature`)
+console.log(
+  `\nbench:callbacks — ${service.database.kind}, N = ${fmt(N)}, ${(await import('node:os')).availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`,
+)
+console.log(
+  `raw async RSA-PSS signing:          ${fmt(rawBefore)}/s before, ${fmt(rawAfter)}/s after (mean ${fmt(raw)}/s); main thread ${mainPerSign.toFixed(3)} ms CPU per signature`,
+)
 console.log(`signed callbacks (received):        ${fmt(rate)}/s  (${((receivedAll - started) / 1000).toFixed(2)} s for ${fmt(N)})`)
 console.log(`signed callbacks (recorded+released): ${fmt(rateRecorded)}/s  (${released.n} released)`)
 console.log(`ratio to raw signing:               ${((rate / raw) * 100).toFixed(1)} %  (target ≥ 75 %; target rate ≥ 2,000/s)`)
-console.log(`CPU while delivering:                ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s process (all threads) in ${((recordedAll - started) / 1000).toFixed(2)} s; main event loop ${(elu.utilization * 100).toFixed(0)} % busy`)
+console.log(
+  `CPU while delivering:                ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s process (all threads) in ${((recordedAll - started) / 1000).toFixed(2)} s; main event loop ${(elu.utilization * 100).toFixed(0)} % busy`,
+)
 console.log(`  by thread:                        ${perThread}`)
 if (service.database.kind === 'postgres') console.log(`  PostgreSQL server:                ${(postgresSpent / 1000).toFixed(2)} s`)
 if (machineBefore && machineAfter) {
   const perCallback = (ms: number) => (ms / N).toFixed(3)
-  console.log(`  machine, ms per callback (all cores): busy ${perCallback(machineAfter.busy - machineBefore.busy)}, idle ${perCallback(machineAfter.idle - machineBefore.idle)}`)
+  console.log(
+    `  machine, ms per callback (all cores): busy ${perCallback(machineAfter.busy - machineBefore.busy)}, idle ${perCallback(machineAfter.idle - machineBefore.idle)}`,
+  )
 }
-console.log(`burst due → received:               p50 ${fmt(percentile(burst, 50))} ms, p99 ${fmt(percentile(burst, 99))} ms (all ${fmt(N)} due at once)`)
-console.log(`Anvil: block mined → callback received: p50 ${percentile(anvilLatency, 50).toFixed(1)} ms, p99 ${percentile(anvilLatency, 99).toFixed(1)} ms (${anvilLatency.length} payments, newHeads over WebSocket; target < 250 ms / < 1 s)`)
-console.log(`steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`)
+console.log(
+  `burst due → received:               p50 ${fmt(percentile(burst, 50))} ms, p99 ${fmt(percentile(burst, 99))} ms (all ${fmt(N)} due at once)`,
+)
+console.log(
+  `Anvil: block mined → callback received: p50 ${percentile(anvilLatency, 50).toFixed(1)} ms, p99 ${percentile(anvilLatency, 99).toFixed(1)} ms (${anvilLatency.length} payments, newHeads over WebSocket; target < 250 ms / < 1 s)`,
+)
+console.log(
+  `steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`,
+)
 
 /**
  * Payments registered through the API (traces, native currency), then paid one at a time on Anvil
@@ -270,11 +373,18 @@ async function minedToReceived(count: number): Promise<number[]> {
     for (let i = 0; i < count; i++) {
       const secret = randomUUID()
       const res = await chained.api(apiKey, {
-        method: 'POST', url: '/v2/payments',
+        method: 'POST',
+        url: '/v2/payments',
         payload: {
-          blockchain: 'ethereum', sender: sender.address, nonce: first + i, receiver: receiverAddress,
-          token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', amount: '0.001', after_block: String(afterBlock),
-          secret_id: secret, callback,
+          blockchain: 'ethereum',
+          sender: sender.address,
+          nonce: first + i,
+          receiver: receiverAddress,
+          token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+          amount: '0.001',
+          after_block: String(afterBlock),
+          secret_id: secret,
+          callback,
         },
       })
       if (res.statusCode !== 201) throw new Error(`create: ${res.statusCode} ${res.body}`)

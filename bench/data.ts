@@ -9,12 +9,25 @@ import { createPublicClient, erc20Abi, getAddress, http, type Address } from 'vi
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
 import { manualClock } from '../test/support/clock.ts'
 import {
-  addLiquidity, createPair, deployMulticall3, deployToken, deployUniswapV2, deployWeth, mintToken, sendNative, startAnvil,
+  addLiquidity,
+  createPair,
+  deployMulticall3,
+  deployToken,
+  deployUniswapV2,
+  deployWeth,
+  mintToken,
+  sendNative,
+  startAnvil,
 } from '../test/support/index.ts'
 import { startRpcProxy } from '../test/support/rpc-proxy.ts'
 import { startTestService } from '../test/support/service.ts'
 
-interface CannonResult { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number }
+interface CannonResult {
+  requests: { average: number; total: number }
+  latency: { p50: number; p99: number }
+  non2xx: number
+  errors: number
+}
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<CannonResult>
 
 const TOKENS = 50
@@ -70,10 +83,22 @@ try {
   await liquidity(tkn, 3000n * e18, weth, 2n * e18)
 
   const clock = manualClock(new Date())
-  const chain = { rpc: [proxy.url], chainId: anvil.chainId, wrapped: weth, stablecoins: [usdc, dai], tokens: held, uniswapV2Factories: [factory] }
+  const chain = {
+    rpc: [proxy.url],
+    chainId: anvil.chainId,
+    wrapped: weth,
+    stablecoins: [usdc, dai],
+    tokens: held,
+    uniswapV2Factories: [factory],
+  }
   const service = await startTestService({
     chains: { ethereum: { ...chain, multicall3 }, batchnet: { ...chain, multicall3: null } },
-    env: { PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '1000000', PAYWATCH_RATE_DAILY: '1000000000', PAYWATCH_PRICE_CACHE_MS: '30000' },
+    env: {
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '1000000',
+      PAYWATCH_RATE_DAILY: '1000000000',
+      PAYWATCH_PRICE_CACHE_MS: '30000',
+    },
     background: false,
     clock,
   })
@@ -110,19 +135,29 @@ try {
         ...held.map((token) => direct.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] })),
       ])
     })
-    console.log(`  naive per-token reads (no HTTP API in front): ${proxy.requests.length / 20} round trips/request, ${summary(naive)}; ` +
-      `p50 ratio naive/assets endpoint ${(percentile(naive, 50) / percentile(multicallWarm, 50)).toFixed(1)}×`)
+    console.log(
+      `  naive per-token reads (no HTTP API in front): ${proxy.requests.length / 20} round trips/request, ${summary(naive)}; ` +
+        `p50 ratio naive/assets endpoint ${(percentile(naive, 50) / percentile(multicallWarm, 50)).toFixed(1)}×`,
+    )
     proxy.reset()
     const assetsCannon = await autocannon({
-      url: `${base}/v2/accounts/ethereum/${holder}/assets`, headers: { 'x-api-key': apiKey }, connections: 10, duration: 5,
+      url: `${base}/v2/accounts/ethereum/${holder}/assets`,
+      headers: { 'x-api-key': apiKey },
+      connections: 10,
+      duration: 5,
     })
     await settle()
-    console.log(`  throughput (10 connections, 5 s): ${assetsCannon.requests.average.toFixed(0)} req/s, ` +
-      `p50 ${assetsCannon.latency.p50} ms, ${(proxy.requests.length / assetsCannon.requests.total).toFixed(2)} round trips/request, ` +
-      `non-2xx ${assetsCannon.non2xx}, errors ${assetsCannon.errors}`)
+    console.log(
+      `  throughput (10 connections, 5 s): ${assetsCannon.requests.average.toFixed(0)} req/s, ` +
+        `p50 ${assetsCannon.latency.p50} ms, ${(proxy.requests.length / assetsCannon.requests.total).toFixed(2)} round trips/request, ` +
+        `non-2xx ${assetsCannon.non2xx}, errors ${assetsCannon.errors}`,
+    )
 
     console.log('\n== prices ==')
-    for (const [label, token] of [['TKN (3 quotes: 2 direct, 1 via WETH)', tkn], ['native (= WETH, 2 quotes)', '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE']] as const) {
+    for (const [label, token] of [
+      ['TKN (3 quotes: 2 direct, 1 via WETH)', tkn],
+      ['native (= WETH, 2 quotes)', '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'],
+    ] as const) {
       proxy.reset()
       let value: unknown
       const cold = await timed(COLD_ROUNDS, async () => {
@@ -134,18 +169,25 @@ try {
       const cached = await timed(SEQUENTIAL, async () => void (await get(`/v2/prices/ethereum/${token}`)))
       console.log(`${label} = ${String(value)}`)
       console.log(`  cold: ${coldTrips} round trips, ${summary(cold)}`)
-      console.log(`  cached: ${proxy.requests.length} round trips in ${SEQUENTIAL} requests, ${summary(cached)}; ` +
-        `cold/cached p50 ratio ${(percentile(cold, 50) / percentile(cached, 50)).toFixed(1)}×`)
+      console.log(
+        `  cached: ${proxy.requests.length} round trips in ${SEQUENTIAL} requests, ${summary(cached)}; ` +
+          `cold/cached p50 ratio ${(percentile(cold, 50) / percentile(cached, 50)).toFixed(1)}×`,
+      )
     }
     await get(`/v2/prices/ethereum/${tkn}`) // cached again (the cold runs above moved the clock on)
     proxy.reset()
     const pricesCannon = await autocannon({
-      url: `${base}/v2/prices/ethereum/${tkn}`, headers: { 'x-api-key': apiKey }, connections: 10, duration: 5,
+      url: `${base}/v2/prices/ethereum/${tkn}`,
+      headers: { 'x-api-key': apiKey },
+      connections: 10,
+      duration: 5,
     })
-    console.log(`cached price throughput (10 connections, 5 s): ${pricesCannon.requests.average.toFixed(0)} req/s, ` +
-      `p50 ${pricesCannon.latency.p50} ms, p99 ${pricesCannon.latency.p99} ms, RPC round trips ${proxy.requests.length} ` +
-      `in ${pricesCannon.requests.total} requests, ` +
-      `non-2xx ${pricesCannon.non2xx}, errors ${pricesCannon.errors}`)
+    console.log(
+      `cached price throughput (10 connections, 5 s): ${pricesCannon.requests.average.toFixed(0)} req/s, ` +
+        `p50 ${pricesCannon.latency.p50} ms, p99 ${pricesCannon.latency.p99} ms, RPC round trips ${proxy.requests.length} ` +
+        `in ${pricesCannon.requests.total} requests, ` +
+        `non-2xx ${pricesCannon.non2xx}, errors ${pricesCannon.errors}`,
+    )
   } finally {
     await service.close()
   }

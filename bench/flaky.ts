@@ -16,11 +16,17 @@ const { values } = parseArgs({
   },
 })
 const options = {
-  seconds: Number(values.seconds), blocksPerSecond: Number(values.rate), failureShare: Number(values.failures),
-  payments: Number(values.payments), rpcTimeoutMs: Number(values['timeout-ms']), settleSeconds: 60,
+  seconds: Number(values.seconds),
+  blocksPerSecond: Number(values.rate),
+  failureShare: Number(values.failures),
+  payments: Number(values.payments),
+  rpcTimeoutMs: Number(values['timeout-ms']),
+  settleSeconds: 60,
 }
-console.log(`flaky provider: ${options.failureShare * 100}% failed requests, ${options.blocksPerSecond} block/s for ${options.seconds} s, ` +
-  `${options.payments} payments, ${options.rpcTimeoutMs} ms timeout`)
+console.log(
+  `flaky provider: ${options.failureShare * 100}% failed requests, ${options.blocksPerSecond} block/s for ${options.seconds} s, ` +
+    `${options.payments} payments, ${options.rpcTimeoutMs} ms timeout`,
+)
 const started = Date.now()
 const result = await runFlakyProvider(options)
 const { lags } = result

@@ -8,9 +8,15 @@ const root = fileURLToPath(new URL('../', import.meta.url))
  * Starts a server script under this node and resolves with its URL once it printed {"listening": …}.
  * The child is added to `children` (for `stopChildren`); `ipc` opens a message channel to it.
  */
-export function startChild(name: string, args: string[], env: Record<string, string>, children: ChildProcess[], options: { ipc?: boolean } = {}): Promise<string> {
+export function startChild(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  children: ChildProcess[],
+  options: { ipc?: boolean } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const stdio = options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] as const : ['ignore', 'pipe', 'pipe'] as const
+    const stdio = options.ipc ? (['ignore', 'pipe', 'pipe', 'ipc'] as const) : (['ignore', 'pipe', 'pipe'] as const)
     const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: [...stdio] })
     children.push(child)
     let output = ''
@@ -31,18 +37,27 @@ export function startChild(name: string, args: string[], env: Record<string, str
 /** A new account and API key through the admin API. */
 export async function createAccountKey(serviceUrl: string, adminToken: string): Promise<{ accountId: string; key: string }> {
   const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }
-  const account = await (await fetch(`${serviceUrl}/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json() as { id: string }
-  const key = await (await fetch(`${serviceUrl}/admin/accounts/${account.id}/api-keys`, { method: 'POST', headers, body: '{}' })).json() as { key: string }
+  const account = (await (
+    await fetch(`${serviceUrl}/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })
+  ).json()) as { id: string }
+  const key = (await (
+    await fetch(`${serviceUrl}/admin/accounts/${account.id}/api-keys`, { method: 'POST', headers, body: '{}' })
+  ).json()) as { key: string }
   return { accountId: account.id, key: key.key }
 }
 
 /** SIGTERM to every child still running (SIGKILL after 5 s); resolves when all have exited. */
 export async function stopChildren(children: ChildProcess[]): Promise<void> {
-  await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.removeAllListeners('exit')
-    child.once('exit', () => resolve())
-    child.kill('SIGTERM')
-    setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
-  })))
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve()
+          child.removeAllListeners('exit')
+          child.once('exit', () => resolve())
+          child.kill('SIGTERM')
+          setTimeout(() => child.kill('SIGKILL'), 5_000).unref()
+        }),
+    ),
+  )
 }

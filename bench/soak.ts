@@ -39,12 +39,34 @@ const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const ADMIN_TOKEN = randomBytes(16).toString('hex')
 const MB = 2 ** 20
 
-interface Usage { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number }
-interface Sample { at: number; phase: string; rss: Rss; usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; gc: Gc; pending: number }
+interface Usage {
+  rss: number
+  heapUsed: number
+  heapTotal: number
+  external: number
+  arrayBuffers: number
+}
+interface Sample {
+  at: number
+  phase: string
+  rss: Rss
+  usage: Usage
+  spaces: HeapSpaceInfo[]
+  heap: HeapInfo
+  gc: Gc
+  pending: number
+}
 /** Garbage collections since the service started and their main-thread time. */
-interface Gc { count: number; ms: number }
+interface Gc {
+  count: number
+  ms: number
+}
 /** The process's resident memory (/proc/<pid>/status): anonymous (heaps, malloc) and file-backed (the node binary). */
-interface Rss { total: number; anon: number; file: number }
+interface Rss {
+  total: number
+  anon: number
+  file: number
+}
 
 const children: ChildProcess[] = []
 const cleanups: (() => Promise<void> | void)[] = []
@@ -63,22 +85,46 @@ async function main(): Promise<void> {
 
   const receiver = await startReceiver()
   cleanups.push(() => receiver.close())
-  const passedOn = Object.fromEntries(Object.entries(process.env)
-    .filter((entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_ARENA_MAX$|UV_THREADPOOL_SIZE$)/.test(entry[0])))
+  const passedOn = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_ARENA_MAX$|UV_THREADPOOL_SIZE$)/.test(entry[0]),
+    ),
+  )
   // The V8 flags of `npm start` (package.json); a later flag of BENCH_NODE_FLAGS overrides.
   const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
-  const serviceUrl = await startChild('service', [...nodeFlags, join(root, 'bench', 'api-server.ts'), '--background'], {
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), PORT: String(await freePort()), HOST: '127.0.0.1',
-    PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir, PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn',
-    PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
-    PAYWATCH_RATE_RPS: '1000000', PAYWATCH_RATE_PARALLEL: '100000', PAYWATCH_RATE_DAILY: '1000000000',
-    ...passedOn,
-  }, children, { ipc: true })
+  const serviceUrl = await startChild(
+    'service',
+    [...nodeFlags, join(root, 'bench', 'api-server.ts'), '--background'],
+    {
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      PAYWATCH_CONFIG: configFile,
+      PAYWATCH_DATA_DIR: dir,
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '100000',
+      PAYWATCH_RATE_DAILY: '1000000000',
+      ...passedOn,
+    },
+    children,
+    { ipc: true },
+  )
   const service = children[0]!
   const { key } = await createAccountKey(serviceUrl, ADMIN_TOKEN)
-  console.log(`bench:soak — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${PENDING.toLocaleString('en')} pending seeded, ` +
-    `${SECONDS} s at ${CREATES} creates/s, ${READS} reads/s, ${PAYMENTS} payments/s; service node flags: ${nodeFlags.join(' ')}` +
-    `${Object.keys(passedOn).length ? `; env ${Object.entries(passedOn).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`)
+  console.log(
+    `bench:soak — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${PENDING.toLocaleString('en')} pending seeded, ` +
+      `${SECONDS} s at ${CREATES} creates/s, ${READS} reads/s, ${PAYMENTS} payments/s; service node flags: ${nodeFlags.join(' ')}` +
+      `${
+        Object.keys(passedOn).length
+          ? `; env ${Object.entries(passedOn)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}`
+          : ''
+      }`,
+  )
 
   const headers = { 'content-type': 'application/json', 'x-api-key': key }
   const afterBlock = Number(await anvil.publicClient.getBlockNumber())
@@ -88,10 +134,19 @@ async function main(): Promise<void> {
   const createPending = async () => {
     const secret = `soak-${++serial}`
     const res = await fetch(`${serviceUrl}/v2/payments`, {
-      method: 'POST', headers,
+      method: 'POST',
+      headers,
       body: JSON.stringify({
-        blockchain: 'ethereum', sender: `0x${randomBytes(20).toString('hex')}`, nonce: serial, receiver: `0x${randomBytes(20).toString('hex')}`,
-        token: NATIVE, amount: '1.25', after_block: afterBlock, secret_id: secret, callback: receiver.url, payload: { order: serial },
+        blockchain: 'ethereum',
+        sender: `0x${randomBytes(20).toString('hex')}`,
+        nonce: serial,
+        receiver: `0x${randomBytes(20).toString('hex')}`,
+        token: NATIVE,
+        amount: '1.25',
+        after_block: afterBlock,
+        secret_id: secret,
+        callback: receiver.url,
+        payload: { order: serial },
       }),
     })
     await res.arrayBuffer()
@@ -112,8 +167,10 @@ async function main(): Promise<void> {
     })
     samples.push({ at, phase, rss: residentOf(service.pid!), ...memory, pending: secrets.length })
     const s = samples.at(-1)!
-    console.log(`${phase.padEnd(6)} ${String(Math.round(at)).padStart(4)} s  RSS ${mb(s.rss.total)}  heap used ${mb(s.usage.heapUsed)}  heap total ${mb(s.usage.heapTotal)}  ` +
-      `external ${mb(s.usage.external)}  arrayBuffers ${mb(s.usage.arrayBuffers)}  (MB)`)
+    console.log(
+      `${phase.padEnd(6)} ${String(Math.round(at)).padStart(4)} s  RSS ${mb(s.rss.total)}  heap used ${mb(s.usage.heapUsed)}  heap total ${mb(s.usage.heapTotal)}  ` +
+        `external ${mb(s.usage.external)}  arrayBuffers ${mb(s.usage.arrayBuffers)}  (MB)`,
+    )
   }
 
   // --- seeding: the pending trackings. On PostgreSQL copies of one created through the API, inserted in
@@ -125,9 +182,11 @@ async function main(): Promise<void> {
     for (let i = 2; i <= PENDING; i++) secrets.push(`soak-${i}`)
     serial = PENDING
   } else {
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (serial < PENDING) await createPending()
-    }))
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (serial < PENDING) await createPending()
+      }),
+    )
   }
   console.log(`seeded ${secrets.length.toLocaleString('en')} pending in ${((performance.now() - seedStart) / 1000).toFixed(0)} s`)
   // The seeding ran flat out, harder than the soak: a pause in which V8's memory reducer (after 8 s of
@@ -150,15 +209,28 @@ async function main(): Promise<void> {
       const secret = `soak-pay-${number}`
       try {
         const res = await fetch(`${serviceUrl}/v2/payments`, {
-          method: 'POST', headers,
-          body: JSON.stringify({ blockchain: 'ethereum', sender: payer.address, nonce, receiver: payee, token: NATIVE, amount: '0.001', after_block: afterBlock, secret_id: secret, callback: receiver.url }),
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            blockchain: 'ethereum',
+            sender: payer.address,
+            nonce,
+            receiver: payee,
+            token: NATIVE,
+            amount: '0.001',
+            after_block: afterBlock,
+            secret_id: secret,
+            callback: receiver.url,
+          }),
         })
         await res.arrayBuffer()
         if (res.status !== 201) throw new Error(`payment create answered ${res.status}`)
         receiver.expected.add(secret)
       } finally {
         // Sent also when the create failed: the payer's later nonces must not wait behind a gap.
-        await anvil.rpc('eth_sendTransaction', [{ from: payer.address, to: payee, value: '0x38d7ea4c68000', nonce: `0x${nonce.toString(16)}` }])
+        await anvil.rpc('eth_sendTransaction', [
+          { from: payer.address, to: payee, value: '0x38d7ea4c68000', nonce: `0x${nonce.toString(16)}` },
+        ])
       }
     })
     payerQueues[index] = done.catch(() => {})
@@ -167,7 +239,9 @@ async function main(): Promise<void> {
 
   // --- the soak: due requests started every 20 ms, memory sampled every SAMPLE_SECONDS ---------------------
   const kinds = { create: { rate: CREATES, run: createPending }, read: { rate: READS, run: read }, payment: { rate: PAYMENTS, run: pay } }
-  const counts = Object.fromEntries(Object.keys(kinds).map((kind) => [kind, { started: 0, ok: 0, failed: 0, skipped: 0, lastError: '' }])) as Record<keyof typeof kinds, { started: number; ok: number; failed: number; skipped: number; lastError: string }>
+  const counts = Object.fromEntries(
+    Object.keys(kinds).map((kind) => [kind, { started: 0, ok: 0, failed: 0, skipped: 0, lastError: '' }]),
+  ) as Record<keyof typeof kinds, { started: number; ok: number; failed: number; skipped: number; lastError: string }>
   let inFlight = 0
   await sample('start', 0)
   const start = performance.now()
@@ -186,13 +260,18 @@ async function main(): Promise<void> {
         }
         count.started++
         inFlight++
-        const request = run().then(() => void count.ok++, (error: Error) => {
-          count.failed++
-          count.lastError = error.message
-        }).finally(() => {
-          inFlight--
-          launching.delete(request)
-        })
+        const request = run()
+          .then(
+            () => void count.ok++,
+            (error: Error) => {
+              count.failed++
+              count.lastError = error.message
+            },
+          )
+          .finally(() => {
+            inFlight--
+            launching.delete(request)
+          })
         launching.add(request)
       }
     }
@@ -206,7 +285,8 @@ async function main(): Promise<void> {
   await Promise.all(launching)
   // The last payments' blocks are mined within a second; their callbacks follow.
   const settle = performance.now() + 20_000
-  while (receiver.completed() < receiver.expected.size && performance.now() < settle) await new Promise((resolve) => setTimeout(resolve, 200))
+  while (receiver.completed() < receiver.expected.size && performance.now() < settle)
+    await new Promise((resolve) => setTimeout(resolve, 200))
   await sample('end', (performance.now() - start) / 1000)
   const smaps = readFileSync(`/proc/${service.pid}/smaps_rollup`, 'utf8')
   if (process.env.BENCH_HEAP_SNAPSHOT) {
@@ -220,31 +300,56 @@ async function main(): Promise<void> {
 
   // --- report ----------------------------------------------------------------------------------------------
   console.log()
-  console.log(`achieved over ${soakSeconds.toFixed(0)} s: ` + Object.entries(counts).map(([kind, c]) =>
-    `${kind}s ${(c.ok / soakSeconds).toFixed(1)}/s (${c.ok} ok, ${c.failed} failed, ${c.skipped} skipped${c.lastError ? `; last error: ${c.lastError}` : ''})`).join(', '))
-  console.log(`payments completed (success callback received): ${receiver.completed()} of ${receiver.expected.size}; callbacks received ${receiver.received}`)
+  console.log(
+    `achieved over ${soakSeconds.toFixed(0)} s: ` +
+      Object.entries(counts)
+        .map(
+          ([kind, c]) =>
+            `${kind}s ${(c.ok / soakSeconds).toFixed(1)}/s (${c.ok} ok, ${c.failed} failed, ${c.skipped} skipped${c.lastError ? `; last error: ${c.lastError}` : ''})`,
+        )
+        .join(', '),
+  )
+  console.log(
+    `payments completed (success callback received): ${receiver.completed()} of ${receiver.expected.size}; callbacks received ${receiver.received}`,
+  )
   console.log()
   // Resident V8 heap (total_physical_size) out of the anonymous RSS; the rest of it is native: malloc
   // (Buffers, OpenSSL, pg/undici/libuv), thread stacks, V8's own allocations and compiled code.
-  console.log('| t s | phase | trackings | RSS MB | anon MB | file MB | V8 heap resident MB | heap used MB | heap total MB | new space MB | old space MB | external MB | arrayBuffers MB | native (anon − V8 heap) MB | GC ms/s |')
+  console.log(
+    '| t s | phase | trackings | RSS MB | anon MB | file MB | V8 heap resident MB | heap used MB | heap total MB | new space MB | old space MB | external MB | arrayBuffers MB | native (anon − V8 heap) MB | GC ms/s |',
+  )
   console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const [i, s] of samples.entries()) {
     const before = samples[i - 1]
     const gcLoad = before && s.at > before.at ? ((s.gc.ms - before.gc.ms) / (s.at - before.at)).toFixed(0) : ''
     const space = (name: string) => mb(s.spaces.find((x) => x.space_name === name)?.space_size ?? 0)
-    console.log(`| ${Math.round(s.at)} | ${s.phase} | ${s.pending} | ${mb(s.rss.total)} | ${mb(s.rss.anon)} | ${mb(s.rss.file)} | ${mb(s.heap.total_physical_size)} | ${mb(s.usage.heapUsed)} | ${mb(s.usage.heapTotal)} | ` +
-      `${space('new_space')} | ${space('old_space')} | ${mb(s.usage.external)} | ${mb(s.usage.arrayBuffers)} | ${mb(s.rss.anon - s.heap.total_physical_size)} | ${gcLoad} |`)
+    console.log(
+      `| ${Math.round(s.at)} | ${s.phase} | ${s.pending} | ${mb(s.rss.total)} | ${mb(s.rss.anon)} | ${mb(s.rss.file)} | ${mb(s.heap.total_physical_size)} | ${mb(s.usage.heapUsed)} | ${mb(s.usage.heapTotal)} | ` +
+        `${space('new_space')} | ${space('old_space')} | ${mb(s.usage.external)} | ${mb(s.usage.arrayBuffers)} | ${mb(s.rss.anon - s.heap.total_physical_size)} | ${gcLoad} |`,
+    )
   }
   const soakSamples = samples.filter((s) => s.phase === 'soak' || s.phase === 'end')
   const peak = soakSamples.reduce((a, b) => (b.rss.total > a.rss.total ? b : a))
   const final = samples.at(-1)!
   const heapFloor = Math.min(...soakSamples.map((s) => s.usage.heapUsed))
   console.log()
-  console.log(`RSS: seeded ${mb(samples[0]!.rss.total)} MB, start ${mb(samples[1]!.rss.total)} MB, peak ${mb(peak.rss.total)} MB (at ${Math.round(peak.at)} s), final ${mb(final.rss.total)} MB (target ≤ 250 MB) ${peak.rss.total <= 250 * MB ? 'OK' : 'ABOVE'}`)
+  console.log(
+    `RSS: seeded ${mb(samples[0]!.rss.total)} MB, start ${mb(samples[1]!.rss.total)} MB, peak ${mb(peak.rss.total)} MB (at ${Math.round(peak.at)} s), final ${mb(final.rss.total)} MB (target ≤ 250 MB) ${peak.rss.total <= 250 * MB ? 'OK' : 'ABOVE'}`,
+  )
   const soakGc = { count: final.gc.count - samples[1]!.gc.count, ms: final.gc.ms - samples[1]!.gc.ms }
-  console.log(`garbage collection during the soak: ${soakGc.count} collections, ${(soakGc.ms / (final.at - samples[1]!.at)).toFixed(1)} ms of main-thread time per second`)
-  console.log(`heap used: floor ${mb(heapFloor)} MB, peak ${mb(Math.max(...soakSamples.map((s) => s.usage.heapUsed)))} MB, final ${mb(final.usage.heapUsed)} MB; threads ${threads}`)
-  console.log(`service smaps_rollup: ${smaps.split('\n').filter((line) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(line)).map((line) => line.replace(/\s+/g, ' ')).join(', ')}`)
+  console.log(
+    `garbage collection during the soak: ${soakGc.count} collections, ${(soakGc.ms / (final.at - samples[1]!.at)).toFixed(1)} ms of main-thread time per second`,
+  )
+  console.log(
+    `heap used: floor ${mb(heapFloor)} MB, peak ${mb(Math.max(...soakSamples.map((s) => s.usage.heapUsed)))} MB, final ${mb(final.usage.heapUsed)} MB; threads ${threads}`,
+  )
+  console.log(
+    `service smaps_rollup: ${smaps
+      .split('\n')
+      .filter((line) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(line))
+      .map((line) => line.replace(/\s+/g, ' '))
+      .join(', ')}`,
+  )
 }
 
 /**
@@ -256,16 +361,22 @@ async function copyTracking(databaseUrl: string, secret: string, count: number):
   await client.connect()
   try {
     const { rows } = await client.query<{ name: string }>(
-      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'trackings' AND table_schema = current_schema() ORDER BY ordinal_position`)
+      `SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'trackings' AND table_schema = current_schema() ORDER BY ordinal_position`,
+    )
     const varied: Record<string, string> = {
-      id: 'gen_random_uuid()::text', secret_id: `'soak-' || (g + 1)`, nonce: 'g + 1',
+      id: 'gen_random_uuid()::text',
+      secret_id: `'soak-' || (g + 1)`,
+      nonce: 'g + 1',
       sender: `'0x' || substr(md5('s' || g), 1, 32) || substr(md5('t' || g), 1, 8)`,
       receiver: `'0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8)`,
     }
     const columns = rows.map((row) => row.name)
     const select = columns.map((name) => varied[name] ?? `t.${name}`)
-    await client.query(`INSERT INTO trackings (${columns.join(', ')}) SELECT ${select.join(', ')}
-      FROM trackings t, generate_series(1, $2::int) AS g WHERE t.secret_id = $1`, [secret, count])
+    await client.query(
+      `INSERT INTO trackings (${columns.join(', ')}) SELECT ${select.join(', ')}
+      FROM trackings t, generate_series(1, $2::int) AS g WHERE t.secret_id = $1`,
+      [secret, count],
+    )
     await client.query('ANALYZE trackings')
   } finally {
     await client.end()
@@ -291,15 +402,19 @@ function startReceiver(): Promise<{ url: string; expected: Set<string>; received
       res.writeHead(200, { 'content-length': '0' }).end()
     })
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback`,
-    expected,
-    get received() {
-      return state.received
-    },
-    completed: () => [...expected].filter((secret) => succeeded.has(secret)).length,
-    close: () => void server.close(),
-  })))
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as { port: number }).port}/callback`,
+        expected,
+        get received() {
+          return state.received
+        },
+        completed: () => [...expected].filter((secret) => succeeded.has(secret)).length,
+        close: () => void server.close(),
+      }),
+    ),
+  )
 }
 
 function residentOf(pid: number): Rss {
@@ -311,10 +426,11 @@ const mb = (bytes: number) => (bytes / MB).toFixed(0)
 
 let finishing: Promise<void> | undefined
 /** Stops the service and Anvil and drops the scratch database, once (also on Ctrl-C). */
-const finish = () => (finishing ??= (async () => {
-  await stopChildren(children)
-  for (const fn of cleanups.reverse()) await fn()
-})())
+const finish = () =>
+  (finishing ??= (async () => {
+    await stopChildren(children)
+    for (const fn of cleanups.reverse()) await fn()
+  })())
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void finish().finally(() => process.exit(130)))
 try {
   await main()

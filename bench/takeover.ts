@@ -62,5 +62,9 @@ try {
 const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
 console.log('\nchain take-over after the leading node fails (ms from the signal to the other node holding the lease)')
 for (const [signal, values] of Object.entries(results)) {
-  console.log(`${signal.padEnd(8)} p50 ${Math.round(p50(values)).toString().padStart(6)}  max ${Math.round(Math.max(...values)).toString().padStart(6)}  (n=${values.length})`)
+  console.log(
+    `${signal.padEnd(8)} p50 ${Math.round(p50(values)).toString().padStart(6)}  max ${Math.round(Math.max(...values))
+      .toString()
+      .padStart(6)}  (n=${values.length})`,
+  )
 }

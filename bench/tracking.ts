@@ -36,7 +36,8 @@ const anvil = await startAnvil({ noMining: true, extraArgs: ['--auto-impersonate
 let rpcId = 0
 async function batch<T>(calls: { method: string; params: unknown[] }[]): Promise<T[]> {
   const response = await fetch(anvil.rpcUrl, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(calls.map((call) => ({ jsonrpc: '2.0', id: ++rpcId, ...call }))),
   })
   const answers = (await response.json()) as { id: number; result?: T; error?: { message: string } }[]
@@ -52,20 +53,28 @@ const service = await startTestService({
   chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId, pollingIntervalMs: 60_000 } },
 })
 try {
-  console.log(`database: ${service.database.kind}; blocks of ${TXS_PER_BLOCK} transactions, ${MATCHES_PER_BLOCK} paying a tracking; ` +
-    `RSS with the service started: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`)
+  console.log(
+    `database: ${service.database.kind}; blocks of ${TXS_PER_BLOCK} transactions, ${MATCHES_PER_BLOCK} paying a tracking; ` +
+      `RSS with the service started: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
+  )
   const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
   const senders = Array.from({ length: TXS_PER_BLOCK }, fresh)
   await batch(senders.map((address) => ({ method: 'anvil_setBalance', params: [address, '0x3635c9adc5dea00000'] })))
   const minter = anvil.accounts[0]!.address
   const minterNonce = await anvil.publicClient.getTransactionCount({ address: minter })
-  await batch(senders.map((to, i) => ({
-    method: 'eth_sendTransaction',
-    params: [{
-      from: minter, to: token, nonce: `0x${(minterNonce + i).toString(16)}`,
-      data: encodeFunctionData({ abi: testTokenAbi, functionName: 'mint', args: [to, 10n ** 15n] }),
-    }],
-  })))
+  await batch(
+    senders.map((to, i) => ({
+      method: 'eth_sendTransaction',
+      params: [
+        {
+          from: minter,
+          to: token,
+          nonce: `0x${(minterNonce + i).toString(16)}`,
+          data: encodeFunctionData({ abi: testTokenAbi, functionName: 'mint', args: [to, 10n ** 15n] }),
+        },
+      ],
+    })),
+  )
   await anvil.rpc('evm_mine')
   const { accountId } = await service.newAccount('bench')
 
@@ -89,34 +98,41 @@ try {
     completedAt.set(tracking.id, performance.now())
     wake()
   })
-  const engine = createChainEngine(service.common, {
-    database: { ...service.database, db: service.database.db.withPlugin(counting) },
-    chains: service.chains, events: service.events, fallbackReadiness: async () => [],
-  }, {
-    onBlockProcessed: (info) => {
-      processed.set(info.number, info)
-      wake()
+  const engine = createChainEngine(
+    service.common,
+    {
+      database: { ...service.database, db: service.database.db.withPlugin(counting) },
+      chains: service.chains,
+      events: service.events,
+      fallbackReadiness: async () => [],
     },
-  })
+    {
+      onBlockProcessed: (info) => {
+        processed.set(info.number, info)
+        wake()
+      },
+    },
+  )
   await engine.start()
   const rpcCalls = async () => {
     const metric = service.common.metrics.registry.getSingleMetric('paywatch_rpc_requests_total') as Counter
     return (await metric.get()).values.reduce((sum, v) => sum + v.value, 0)
   }
-  const waitUntil = (what: string, check: () => boolean) => new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      waiters.delete(waiter)
-      reject(new Error(`timed out waiting for ${what}`))
-    }, 30_000)
-    const waiter = () => {
-      if (!check()) return
-      clearTimeout(timer)
-      waiters.delete(waiter)
-      resolve()
-    }
-    waiters.add(waiter)
-    waiter()
-  })
+  const waitUntil = (what: string, check: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(waiter)
+        reject(new Error(`timed out waiting for ${what}`))
+      }, 30_000)
+      const waiter = () => {
+        if (!check()) return
+        clearTimeout(timer)
+        waiters.delete(waiter)
+        resolve()
+      }
+      waiters.add(waiter)
+      waiter()
+    })
   while (engine.runner('ethereum')?.follower?.state.head === undefined) await new Promise((resolve) => setTimeout(resolve, 10))
   /** The follower records a block (one more query) right after the engine processed it. */
   const recorded = async (number: bigint) => {
@@ -149,24 +165,59 @@ try {
       const payers = new Set(Array.from({ length: MATCHES_PER_BLOCK }, (_, j) => (b * MATCHES_PER_BLOCK + j * 17) % TXS_PER_BLOCK))
       const receivers = new Map<number, Address>()
       const calls = senders.map((from, i) => {
-        if (!payers.has(i)) return { method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] }
+        if (!payers.has(i))
+          return { method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] }
         const receiver = fresh()
         receivers.set(i, receiver)
         return i % 2 === 0
           ? { method: 'eth_sendTransaction', params: [{ from, to: receiver, value: '0x2386f26fc10000', nonce: `0x${nonce.toString(16)}` }] }
-          : { method: 'eth_sendTransaction', params: [{ from, to: token, nonce: `0x${nonce.toString(16)}`, data: encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [receiver, 1_000_000n] }) }] }
+          : {
+              method: 'eth_sendTransaction',
+              params: [
+                {
+                  from,
+                  to: token,
+                  nonce: `0x${nonce.toString(16)}`,
+                  data: encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [receiver, 1_000_000n] }),
+                },
+              ],
+            }
       })
       const hashes = await batch<Hex>(calls)
       // The paying trackings, stored as POST /v2/payments would (no fast path: they are not mined yet).
       const now = new Date()
       const matching: Tracking[] = [...receivers].map(([i, receiver], k) => ({
-        id: `bench-match-${++matchSerial}`, accountId, secretId: `bench-match-${matchSerial}`, shape: 'current',
-        blockchain: 'ethereum', sender: senders[i]!.toLowerCase(), nonce: BigInt(nonce), receiver: receiver.toLowerCase(),
-        token: i % 2 === 0 ? NATIVE : token, decimals: i % 2 === 0 ? 18 : 6, commitment: 'confirmed',
-        confirmations: k < 2 ? 3 : 1, afterBlock: 0n, amount: i % 2 === 0 ? '0.01' : '1', feeAmount: null, feeReceiver: null,
-        transaction: k % 2 === 0 ? hashes[i]!.toLowerCase() : null, payload: null, callback: 'https://merchant.example/cb',
-        forwardTo: null, forwardOnFailure: false, integrationId: null, linkId: null, shop: null, shopifyPaymentId: null,
-        status: 'pending', failedReason: null, release: false, confirmedAt: null, createdAt: now, updatedAt: now,
+        id: `bench-match-${++matchSerial}`,
+        accountId,
+        secretId: `bench-match-${matchSerial}`,
+        shape: 'current',
+        blockchain: 'ethereum',
+        sender: senders[i]!.toLowerCase(),
+        nonce: BigInt(nonce),
+        receiver: receiver.toLowerCase(),
+        token: i % 2 === 0 ? NATIVE : token,
+        decimals: i % 2 === 0 ? 18 : 6,
+        commitment: 'confirmed',
+        confirmations: k < 2 ? 3 : 1,
+        afterBlock: 0n,
+        amount: i % 2 === 0 ? '0.01' : '1',
+        feeAmount: null,
+        feeReceiver: null,
+        transaction: k % 2 === 0 ? hashes[i]!.toLowerCase() : null,
+        payload: null,
+        callback: 'https://merchant.example/cb',
+        forwardTo: null,
+        forwardOnFailure: false,
+        integrationId: null,
+        linkId: null,
+        shop: null,
+        shopifyPaymentId: null,
+        status: 'pending',
+        failedReason: null,
+        release: false,
+        confirmedAt: null,
+        createdAt: now,
+        updatedAt: now,
       }))
       await Promise.all(matching.map((tracking) => insertTracking(service.database.db, tracking)))
       const immediate = matching.filter((m) => m.confirmations === 1).map((m) => m.id)
@@ -188,7 +239,12 @@ try {
     // confirm the last paying blocks' 3-confirmation trackings and are left out.
     const quiet: { rpc: number; queries: number; ms: number }[] = []
     for (let b = 0; b < 12; b++) {
-      await batch(senders.map((from) => ({ method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] })))
+      await batch(
+        senders.map((from) => ({
+          method: 'eth_sendTransaction',
+          params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }],
+        })),
+      )
       const rpcBefore = await rpcCalls()
       const queriesBefore = queries
       await anvil.rpc('evm_mine')
@@ -198,23 +254,54 @@ try {
       if (b >= 2) quiet.push({ rpc: (await rpcCalls()) - rpcBefore, queries: queries - queriesBefore, ms: processed.get(number)!.ms })
       nonce++
     }
-    const pendingNow = await service.database.db.selectFrom('trackings').select(({ fn }) => fn.countAll<string>().as('n'))
-      .where('status', '=', 'pending').executeTakeFirstOrThrow()
+    const pendingNow = await service.database.db
+      .selectFrom('trackings')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow()
     const rss = process.memoryUsage().rss / 2 ** 20
     // Also after a full collection when run with --expose-gc: what is retained, not garbage not yet collected.
     ;(globalThis as { gc?: () => void }).gc?.()
     const retained = process.memoryUsage()
     rows.push([
-      size.toLocaleString('en'), pendingNow.n, mean(rpcPerBlock).toFixed(1), mean(queriesPerBlock).toFixed(1),
-      percentile(processing, 50).toFixed(1), percentile(processing, 99).toFixed(1),
-      percentile(minedToWritten, 50).toFixed(1), percentile(minedToWritten, 99).toFixed(1), rss.toFixed(0),
-      (retained.rss / 2 ** 20).toFixed(0), (retained.heapUsed / 2 ** 20).toFixed(0), (retained.external / 2 ** 20).toFixed(0),
-      mean(quiet.map((q) => q.rpc)).toFixed(1), mean(quiet.map((q) => q.queries)).toFixed(1), percentile(quiet.map((q) => q.ms), 50).toFixed(1),
+      size.toLocaleString('en'),
+      pendingNow.n,
+      mean(rpcPerBlock).toFixed(1),
+      mean(queriesPerBlock).toFixed(1),
+      percentile(processing, 50).toFixed(1),
+      percentile(processing, 99).toFixed(1),
+      percentile(minedToWritten, 50).toFixed(1),
+      percentile(minedToWritten, 99).toFixed(1),
+      rss.toFixed(0),
+      (retained.rss / 2 ** 20).toFixed(0),
+      (retained.heapUsed / 2 ** 20).toFixed(0),
+      (retained.external / 2 ** 20).toFixed(0),
+      mean(quiet.map((q) => q.rpc)).toFixed(1),
+      mean(quiet.map((q) => q.queries)).toFixed(1),
+      percentile(
+        quiet.map((q) => q.ms),
+        50,
+      ).toFixed(1),
     ])
     console.log(`${size.toLocaleString('en')} pending: done`)
   }
-  const header = ['pending', 'pending now', 'RPC calls/block', 'DB queries/block', 'processing p50 ms', 'p99 ms', 'mined→written p50 ms', 'p99 ms', 'RSS MB', 'RSS after GC MB', 'heap used MB', 'external MB',
-    'no-payment block: RPC calls', 'DB queries', 'processing p50 ms']
+  const header = [
+    'pending',
+    'pending now',
+    'RPC calls/block',
+    'DB queries/block',
+    'processing p50 ms',
+    'p99 ms',
+    'mined→written p50 ms',
+    'p99 ms',
+    'RSS MB',
+    'RSS after GC MB',
+    'heap used MB',
+    'external MB',
+    'no-payment block: RPC calls',
+    'DB queries',
+    'processing p50 ms',
+  ]
   console.log()
   console.log(`| ${header.join(' | ')} |`)
   console.log(`|${header.map(() => '---').join('|')}|`)
@@ -223,8 +310,10 @@ try {
   const largest = rows.at(-1)!
   console.log()
   const ratio = (column: number) => (Number(largest[column]) / Number(smallest[column])).toFixed(2)
-  console.log(`ratio ${largest[0]} vs ${smallest[0]} pending: RPC calls/block ×${ratio(2)}, DB queries/block ×${ratio(3)}, ` +
-    `processing p50 ×${ratio(4)}`)
+  console.log(
+    `ratio ${largest[0]} vs ${smallest[0]} pending: RPC calls/block ×${ratio(2)}, DB queries/block ×${ratio(3)}, ` +
+      `processing p50 ×${ratio(4)}`,
+  )
   await engine.stop()
 } finally {
   await service.close()

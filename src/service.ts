@@ -69,7 +69,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
   const shutdown = createShutdown(logger)
   const common: Common = { config, logger, metrics: createMetrics({ defaultMetrics: true }), clock: options.clock ?? systemClock, shutdown }
   try {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, preparedStatements: config.preparedStatements, onQuery: options.onQuery })
+    const database = await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      preparedStatements: config.preparedStatements,
+      onQuery: options.onQuery,
+    })
     shutdown.add('database', () => database.close())
     const applied = await migrate(database.db)
     if (applied.length > 0) logger.info({ migrations: applied }, 'database migrated')
@@ -95,16 +100,27 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // Bound once the list is complete: the release route, in the list, answers with signed records too.
     const decorateRecord: DecorateRecord = (tracking, body, reply) => decorate?.(tracking, body, reply) ?? Promise.resolve()
     const subsystems: Subsystem[] = [
-      { name: 'test additions', apiRoutes: options.app?.apiPlugins, publicRoutes: options.app?.publicPlugins, referenceChecks: options.app?.referenceChecks },
+      {
+        name: 'test additions',
+        apiRoutes: options.app?.apiPlugins,
+        publicRoutes: options.app?.publicPlugins,
+        referenceChecks: options.app?.referenceChecks,
+      },
       // Links, shops and apps; assets and prices (docs/api.md §5).
       accountDataSubsystem({ db, clock: common.clock, adminToken: config.adminToken }),
       chainDataSubsystem(common, chains),
       // Release endpoint, signed callbacks and the widget channel (docs/api.md §4).
       {
         name: 'release',
-        apiRoutes: [releaseRoutes({
-          db, events, now: common.clock, isTrackedChain: (name) => chains.get(name) !== undefined, decorateRecord,
-        })],
+        apiRoutes: [
+          releaseRoutes({
+            db,
+            events,
+            now: common.clock,
+            isTrackedChain: (name) => chains.get(name) !== undefined,
+            decorateRecord,
+          }),
+        ],
       },
       withCallbackRoutes(common, db, callbacks),
       createCable(common, { database, events }, options.cable),
@@ -139,7 +155,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
     shutdown.add('http', () => app.close())
 
     return {
-      common, database, chains, events, app, redis, callbacks, engine,
+      common,
+      database,
+      chains,
+      events,
+      app,
+      redis,
+      callbacks,
+      engine,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host })
         logger.info({ address, database: database.kind, chains: chains.all().map((c) => c.config.name) }, 'paywatch listening')

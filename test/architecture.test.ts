@@ -31,10 +31,14 @@ const SRC = 'src'
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [])
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  )
 }
 
-interface Edge { from: string; to: string }
+interface Edge {
+  from: string
+  to: string
+}
 
 /** Every import of a file: static, type-only, re-exports and dynamic `import()`. */
 function importsOf(file: string): string[] {
@@ -96,7 +100,10 @@ describe('architecture', () => {
 
   test('every folder of src/ is placed in the layer map', () => {
     const units = new Set(files.map(unitOf))
-    assert.deepEqual([...units].filter((unit) => layerOf(unit) < 0), [])
+    assert.deepEqual(
+      [...units].filter((unit) => layerOf(unit) < 0),
+      [],
+    )
     assert.ok(edges.length > 300, `the import graph was read (${edges.length} imports)`)
   })
 
@@ -109,15 +116,20 @@ describe('architecture', () => {
   })
 
   test('the domain and config layers use only the packages allowed to them', () => {
-    const violations = packages.filter(({ from, name }) => {
-      const allowed = PACKAGES_ALLOWED[unitOf(from)]
-      return allowed !== undefined && !allowed.test(name)
-    }).map(({ from, name }) => `${from} imports ${name}`)
+    const violations = packages
+      .filter(({ from, name }) => {
+        const allowed = PACKAGES_ALLOWED[unitOf(from)]
+        return allowed !== undefined && !allowed.test(name)
+      })
+      .map(({ from, name }) => `${from} imports ${name}`)
     assert.deepEqual(violations, [])
   })
 
   test('no import cycle', () => {
-    assert.deepEqual(findCycles(edges).map((cycle) => cycle.join(' -> ')), [])
+    assert.deepEqual(
+      findCycles(edges).map((cycle) => cycle.join(' -> ')),
+      [],
+    )
   })
 
   test('the checks catch what they are for', () => {
@@ -125,6 +137,13 @@ describe('architecture', () => {
     assert.match(layerViolation('src/chain/rpc-client.ts', 'src/engine/chain-engine.ts')!, /upward/)
     assert.match(layerViolation('src/store/trackings.ts', 'src/chain/registry.ts')!, /sideways/)
     assert.equal(layerViolation('src/http/app.ts', 'src/store/database.ts'), undefined)
-    assert.deepEqual(findCycles([{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }, { from: 'c', to: 'a' }]), [['a', 'b', 'c', 'a']])
+    assert.deepEqual(
+      findCycles([
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'c' },
+        { from: 'c', to: 'a' },
+      ]),
+      [['a', 'b', 'c', 'a']],
+    )
   })
 })

@@ -40,9 +40,15 @@ export function createAddressLimits(config: AddressLimitsConfig, now: () => numb
         const limit = config.maxConnectionsPerAddress
         return {
           reason: 'address_connections',
-          problem: rateLimited(`your address holds its limit of ${limit} open widget connections on this node; close one or retry shortly`, {
-            'retry-after': '5', 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': '5',
-          }),
+          problem: rateLimited(
+            `your address holds its limit of ${limit} open widget connections on this node; close one or retry shortly`,
+            {
+              'retry-after': '5',
+              'ratelimit-limit': String(limit),
+              'ratelimit-remaining': '0',
+              'ratelimit-reset': '5',
+            },
+          ),
         }
       }
       const at = now()
@@ -51,9 +57,15 @@ export function createAddressLimits(config: AddressLimitsConfig, now: () => numb
         const retry = Math.max(1, Math.ceil((1 - tokens) / config.connectsPerSecond))
         return {
           reason: 'connection_rate',
-          problem: rateLimited(`over the limit of ${config.connectBurst} widget connections at once, ${config.connectsPerSecond} more per second, from your address; retry in ${retry} s`, {
-            'retry-after': String(retry), 'ratelimit-limit': String(config.connectBurst), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry),
-          }),
+          problem: rateLimited(
+            `over the limit of ${config.connectBurst} widget connections at once, ${config.connectsPerSecond} more per second, from your address; retry in ${retry} s`,
+            {
+              'retry-after': String(retry),
+              'ratelimit-limit': String(config.connectBurst),
+              'ratelimit-remaining': '0',
+              'ratelimit-reset': String(retry),
+            },
+          ),
         }
       }
       buckets.set(address, { tokens: tokens - 1, at })
@@ -86,5 +98,8 @@ export function clientAddress(ip: string): string {
   const left = head ? head.split(':') : []
   const right = tail ? tail.split(':') : []
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }

@@ -38,7 +38,12 @@ export function createCable(
     return statusMessage(tracking)
   }
   const relay = createCableRelay({
-    common, db, events: deps.events, hub, channels, retryDelayMs: options.retryDelayMs,
+    common,
+    db,
+    events: deps.events,
+    hub,
+    channels,
+    retryDelayMs: options.retryDelayMs,
     databaseUrl: deps.database.kind === 'postgres' ? deps.database.url : null,
   })
   common.shutdown.add('cable relay', () => relay.stop())

@@ -37,7 +37,10 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
   /** Bumped by `forget`: a read that began before it must not cache what it found. */
   const generations = new Map<string, number>()
   let generationAll = 0
-  const waiting = new Map<string, { key: PaymentKey; promise: Promise<Tracking | undefined>; settle(t: Tracking | undefined): void; fail(e: unknown): void }>()
+  const waiting = new Map<
+    string,
+    { key: PaymentKey; promise: Promise<Tracking | undefined>; settle(t: Tracking | undefined): void; fail(e: unknown): void }
+  >()
   const inFlight = new Map<string, Promise<Tracking | undefined>>()
   let reading = false
 
@@ -53,7 +56,14 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
       const started = new Map(batch.map(([k]) => [k, generations.get(k) ?? 0]))
       try {
         reads.inc()
-        const found = new Map((await findFirstTrackingsOfPayments(db, batch.map(([, e]) => e.key))).map((t) => [keyString(t), t]))
+        const found = new Map(
+          (
+            await findFirstTrackingsOfPayments(
+              db,
+              batch.map(([, e]) => e.key),
+            )
+          ).map((t) => [keyString(t), t]),
+        )
         const at = common.clock().getTime()
         for (const [k, entry] of batch) {
           const tracking = found.get(k)

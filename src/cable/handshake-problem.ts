@@ -23,5 +23,9 @@ export function answerRefusedHandshake(error: Error, socket: Duplex): void {
     ...refused.headers,
   }
   socket.once('finish', () => socket.destroy())
-  socket.end(`HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}`)
+  socket.end(
+    `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n${Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n')}\r\n\r\n${body}`,
+  )
 }

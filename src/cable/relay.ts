@@ -97,13 +97,15 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   }
 
   // Listeners run inside the emitter's caller (the release endpoint, the engine): they never throw.
-  const guarded = <A extends unknown[]>(handle: (...args: A) => void) => (...args: A) => {
-    try {
-      handle(...args)
-    } catch (error) {
-      common.logger.error({ err: error }, 'cable: could not relay an event')
+  const guarded =
+    <A extends unknown[]>(handle: (...args: A) => void) =>
+    (...args: A) => {
+      try {
+        handle(...args)
+      } catch (error) {
+        common.logger.error({ err: error }, 'cable: could not relay an event')
+      }
     }
-  }
   const deliverInOrder = (work: () => Promise<void>) => {
     delivering = delivering.then(work).catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not deliver an event'))
   }
@@ -116,17 +118,18 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
     }
     share('progress', tracking, { r: required, p: passed })
   })
-  const onFinal = (kind: 'completed' | 'released') => guarded((tracking: Tracking) => {
-    const key = keyOf(tracking)
-    channels.forget(key)
-    const message = statusMessage(tracking)
-    if (message && hub.hasSubscribers(key)) {
-      deliverInOrder(async () => {
-        if (await isFollowed(key, tracking.id)) hub.publish(key, message)
-      })
-    }
-    share(kind, tracking)
-  })
+  const onFinal = (kind: 'completed' | 'released') =>
+    guarded((tracking: Tracking) => {
+      const key = keyOf(tracking)
+      channels.forget(key)
+      const message = statusMessage(tracking)
+      if (message && hub.hasSubscribers(key)) {
+        deliverInOrder(async () => {
+          if (await isFollowed(key, tracking.id)) hub.publish(key, message)
+        })
+      }
+      share(kind, tracking)
+    })
   const onCompleted = onFinal('completed')
   const onReleased = onFinal('released')
   deps.events.on('progress', onProgress)
@@ -134,7 +137,9 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   deps.events.on('released', onReleased)
 
   const inOrder = (work: () => Promise<void>) => {
-    receiving = receiving.then(work).catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not relay an event of another node'))
+    receiving = receiving
+      .then(work)
+      .catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not relay an event of another node'))
   }
 
   const onNote = (payload: string) => {
@@ -174,8 +179,12 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
     async start() {
       if (!deps.databaseUrl || listener) return
       listener = createPgListener({
-        url: deps.databaseUrl, channel: EVENTS_CHANNEL, logger: common.logger,
-        onNotification: onNote, onReconnect: resync, retryDelayMs: deps.retryDelayMs,
+        url: deps.databaseUrl,
+        channel: EVENTS_CHANNEL,
+        logger: common.logger,
+        onNotification: onNote,
+        onReconnect: resync,
+        retryDelayMs: deps.retryDelayMs,
       })
       await listener.start()
     },

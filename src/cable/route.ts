@@ -44,24 +44,36 @@ export function cableRoute(deps: CableRouteDeps) {
   return async function cablePlugin(app: FastifyInstance): Promise<void> {
     const sockets = new Set<WebSocket>()
     new Gauge({
-      name: 'paywatch_cable_connections', help: 'Open widget WebSocket connections on this node',
-      registers: [deps.common.metrics.registry], collect() { this.set(sockets.size) },
+      name: 'paywatch_cable_connections',
+      help: 'Open widget WebSocket connections on this node',
+      registers: [deps.common.metrics.registry],
+      collect() {
+        this.set(sockets.size)
+      },
     })
     new Gauge({
-      name: 'paywatch_cable_subscriptions', help: 'PaymentChannel subscriptions on this node',
-      registers: [deps.common.metrics.registry], collect() { this.set(deps.hub.size) },
+      name: 'paywatch_cable_subscriptions',
+      help: 'PaymentChannel subscriptions on this node',
+      registers: [deps.common.metrics.registry],
+      collect() {
+        this.set(deps.hub.size)
+      },
     })
     const refusals = new Counter({
       name: 'paywatch_cable_refusals_total',
       help: 'Widget connections and subscriptions refused by a limit (address_connections, connection_rate, node_full, subscriptions)',
-      labelNames: ['reason'], registers: [deps.common.metrics.registry],
+      labelNames: ['reason'],
+      registers: [deps.common.metrics.registry],
     })
     const { config } = deps.common
-    const addressLimits = createAddressLimits({
-      maxConnectionsPerAddress: config.cableMaxConnectionsPerAddress,
-      connectBurst: config.cableConnectBurst,
-      connectsPerSecond: config.cableConnectsPerSecond,
-    }, () => deps.common.clock().getTime())
+    const addressLimits = createAddressLimits(
+      {
+        maxConnectionsPerAddress: config.cableMaxConnectionsPerAddress,
+        connectBurst: config.cableConnectBurst,
+        connectsPerSecond: config.cableConnectsPerSecond,
+      },
+      () => deps.common.clock().getTime(),
+    )
 
     // Before @fastify/websocket's own hook closes the sockets: tell clients to reconnect elsewhere.
     app.addHook('preClose', async () => {
@@ -130,8 +142,11 @@ export function cableRoute(deps: CableRouteDeps) {
         sockets.add(socket)
         const client: CableClient = { send: (frame) => send(socket, frame) }
         const connection = new CableConnection(client, {
-          hub: deps.hub, logger: deps.common.logger, currentState: deps.currentState,
-          maxSubscriptions: config.cableMaxSubscriptions, onTooMany: () => refusals.inc({ reason: 'subscriptions' }),
+          hub: deps.hub,
+          logger: deps.common.logger,
+          currentState: deps.currentState,
+          maxSubscriptions: config.cableMaxSubscriptions,
+          onTooMany: () => refusals.inc({ reason: 'subscriptions' }),
         })
         socket.on('message', (data, isBinary) => {
           if (isBinary) return

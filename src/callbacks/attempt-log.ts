@@ -3,11 +3,21 @@ import type { AttemptOutcome, ClaimedDelivery } from '../store/deliveries.ts'
 import type { SendResult } from './sender.ts'
 
 /** Logs an attempt that did not deliver: a warning when the delivery is dead, else an info line. */
-export function logAttempt(logger: Logger, delivery: ClaimedDelivery, classified: Pick<AttemptOutcome, 'outcome' | 'next'>, result: SendResult): void {
+export function logAttempt(
+  logger: Logger,
+  delivery: ClaimedDelivery,
+  classified: Pick<AttemptOutcome, 'outcome' | 'next'>,
+  result: SendResult,
+): void {
   if (classified.outcome === 'delivered' || classified.outcome === 'accepted') return
   const fields = {
-    delivery: delivery.id, tracking: delivery.trackingId, attempt: delivery.attempts + 1, outcome: classified.outcome,
-    host: hostKey(delivery.tracking.callback), status: result.statusCode, error: withoutCallbackPath(result.error, delivery.tracking.callback),
+    delivery: delivery.id,
+    tracking: delivery.trackingId,
+    attempt: delivery.attempts + 1,
+    outcome: classified.outcome,
+    host: hostKey(delivery.tracking.callback),
+    status: result.statusCode,
+    error: withoutCallbackPath(result.error, delivery.tracking.callback),
     ms: result.durationMs,
     next: classified.next.state === 'due' ? classified.next.at.toISOString() : classified.next.state,
   }

@@ -63,7 +63,11 @@ export function createDueClaimer(deps: {
     for (const [host, deliveries] of overflow) {
       // Due again about when this host's share will have been worked off.
       const delayMs = Math.min(60_000, Math.max(100, (pipeline.meanMs(host) * pipeline.load(host)) / deps.perHost))
-      await postponeDeliveries(db, deliveries.map((d) => ({ id: d.id, claim })), new Date(now.getTime() + delayMs))
+      await postponeDeliveries(
+        db,
+        deliveries.map((d) => ({ id: d.id, claim })),
+        new Date(now.getTime() + delayMs),
+      )
       saturated.add(host)
     }
     return { claimed: claimed.length, full: claimed.length === limit && overflow.size === 0 }

@@ -41,7 +41,12 @@ export interface Callbacks extends Subsystem {
  * Signed callbacks (docs/api.md §4): the signing keys, the delivery worker and the create-time
  * checks of what a tracking's callback and integration refer to.
  */
-export async function createCallbacks(common: Common, database: DatabaseHandle, events: TrackingEvents, options: CallbacksOptions = {}): Promise<Callbacks> {
+export async function createCallbacks(
+  common: Common,
+  database: DatabaseHandle,
+  events: TrackingEvents,
+  options: CallbacksOptions = {},
+): Promise<Callbacks> {
   const { config, clock, logger } = common
   const db = database.db
   const sealed = await sealStoredSigningKeys(db, config.secretsKey)
@@ -50,9 +55,15 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
   const worker = createDeliveryWorker({
-    db, clock, logger: logger.child({ subsystem: 'callbacks' }), signer, sender, events,
+    db,
+    clock,
+    logger: logger.child({ subsystem: 'callbacks' }),
+    signer,
+    sender,
+    events,
     metrics: createCallbackMetrics(common.metrics.registry, db, clock),
-    timeoutMs: config.callbackTimeoutSec * 1000, ...options,
+    timeoutMs: config.callbackTimeoutSec * 1000,
+    ...options,
   })
 
   const integrationCheck: ReferenceCheck = async (accountId, request) => {
@@ -84,8 +95,12 @@ export async function createCallbacks(common: Common, database: DatabaseHandle, 
       // ends now; the claim logs the attempt that run cut off and makes it again.
       if (database.kind === 'pglite') {
         const now = clock()
-        await db.updateTable('deliveries').set({ locked_until: now, next_attempt_at: now })
-          .where('state', '=', 'due').where('claimed_by', 'is not', null).execute()
+        await db
+          .updateTable('deliveries')
+          .set({ locked_until: now, next_attempt_at: now })
+          .where('state', '=', 'due')
+          .where('claimed_by', 'is not', null)
+          .execute()
       }
       events.on('completed', wakeOnCompletion)
       worker.start()

@@ -22,29 +22,48 @@ export function createCallbackMetrics(registry: Registry, db: Db, clock: Clock):
     return stats.value
   }
   new Gauge({
-    name: 'paywatch_callback_queue_depth', help: 'Callback deliveries waiting (due now or for a retry)', registers: [registry],
+    name: 'paywatch_callback_queue_depth',
+    help: 'Callback deliveries waiting (due now or for a retry)',
+    registers: [registry],
     async collect() {
-      this.set(await readStats().then((s) => s.due, () => Number.NaN))
+      this.set(
+        await readStats().then(
+          (s) => s.due,
+          () => Number.NaN,
+        ),
+      )
     },
   })
   new Gauge({
-    name: 'paywatch_callback_oldest_due_age_seconds', help: 'Age of the oldest callback delivery that is due and not yet made', registers: [registry],
+    name: 'paywatch_callback_oldest_due_age_seconds',
+    help: 'Age of the oldest callback delivery that is due and not yet made',
+    registers: [registry],
     async collect() {
-      this.set(await readStats().then(
-        (s) => (s.oldestOverdue ? Math.max(0, (clock().getTime() - s.oldestOverdue.getTime()) / 1000) : 0),
-        () => Number.NaN,
-      ))
+      this.set(
+        await readStats().then(
+          (s) => (s.oldestOverdue ? Math.max(0, (clock().getTime() - s.oldestOverdue.getTime()) / 1000) : 0),
+          () => Number.NaN,
+        ),
+      )
     },
   })
   return {
     attempts: new Counter({
-      name: 'paywatch_callback_attempts_total', help: 'Callback attempts by outcome (delivered, accepted, failed, refused)',
-      labelNames: ['outcome'], registers: [registry],
+      name: 'paywatch_callback_attempts_total',
+      help: 'Callback attempts by outcome (delivered, accepted, failed, refused)',
+      labelNames: ['outcome'],
+      registers: [registry],
     }),
-    dead: new Counter({ name: 'paywatch_callback_deliveries_dead_total', help: 'Callback deliveries given up after the last retry or refused', registers: [registry] }),
+    dead: new Counter({
+      name: 'paywatch_callback_deliveries_dead_total',
+      help: 'Callback deliveries given up after the last retry or refused',
+      registers: [registry],
+    }),
     duration: new Histogram({
-      name: 'paywatch_callback_attempt_duration_seconds', help: 'Callback attempt duration (signing and HTTP exchange)',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry],
+      name: 'paywatch_callback_attempt_duration_seconds',
+      help: 'Callback attempt duration (signing and HTTP exchange)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
     }),
   }
 }

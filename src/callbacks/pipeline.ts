@@ -77,18 +77,21 @@ export function createAttemptPipeline(options: {
       }
       signing++
       const body = asciiJson(fullRecord(tracking))
-      signer.sign(body, tracking.integrationId).then(
-        (signature) => {
-          job.body = body
-          job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
-          hostState(job.host).ready.push(job)
-          pumpHttp(job.host)
-        },
-        (error: Error) => fail(job, `not sent: signing failed: ${error.message}`, false),
-      ).finally(() => {
-        signing--
-        pumpSigning()
-      })
+      signer
+        .sign(body, tracking.integrationId)
+        .then(
+          (signature) => {
+            job.body = body
+            job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
+            hostState(job.host).ready.push(job)
+            pumpHttp(job.host)
+          },
+          (error: Error) => fail(job, `not sent: signing failed: ${error.message}`, false),
+        )
+        .finally(() => {
+          signing--
+          pumpSigning()
+        })
     }
   }
 

@@ -51,8 +51,12 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
     const started = performance.now()
     const elapsed = () => Math.round(performance.now() - started)
     const failed = (error: Error & { code?: string }, statusCode: number | null = null): SendResult => ({
-      durationMs: elapsed(), statusCode, refused: error instanceof ForbiddenCallbackError,
-      error: describe(error), excerpt: null, forwardTo: null,
+      durationMs: elapsed(),
+      statusCode,
+      refused: error instanceof ForbiddenCallbackError,
+      error: describe(error),
+      excerpt: null,
+      forwardTo: null,
     })
 
     let target: URL
@@ -61,7 +65,8 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
     } catch {
       return Promise.resolve(failed(new Error('the callback is not a valid URL')))
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.resolve(failed(new Error('the callback is not an http(s) URL')))
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      return Promise.resolve(failed(new Error('the callback is not an http(s) URL')))
     const host = hostOf(target)
     if (!options.allowPrivate && isIP(host)) {
       const reason = forbiddenAddressReason(host)
@@ -89,43 +94,49 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
       const chunks: Buffer[] = []
       let kept = 0
       // undici's dispatch handler directly: no response stream, promise or AbortSignal per attempt.
-      agent.dispatch({
-        origin: target.origin,
-        path: target.pathname + target.search,
-        method: 'POST',
-        headers: { ...headers, 'user-agent': 'Paywatch-Callbacks/1' },
-        body: Buffer.from(body, 'utf8'),
-        // The whole attempt is bounded by the timer above.
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      }, {
-        onRequestStart(started) {
-          controller = started
-          if (timedOut) started.abort(timeout())
+      agent.dispatch(
+        {
+          origin: target.origin,
+          path: target.pathname + target.search,
+          method: 'POST',
+          headers: { ...headers, 'user-agent': 'Paywatch-Callbacks/1' },
+          body: Buffer.from(body, 'utf8'),
+          // The whole attempt is bounded by the timer above.
+          headersTimeout: 0,
+          bodyTimeout: 0,
         },
-        onResponseStart(_controller, status) {
-          statusCode = status
+        {
+          onRequestStart(started) {
+            controller = started
+            if (timedOut) started.abort(timeout())
+          },
+          onResponseStart(_controller, status) {
+            statusCode = status
+          },
+          onResponseData(_controller, chunk) {
+            if (kept >= READ_BYTES) return
+            chunks.push(chunk)
+            kept += chunk.length
+          },
+          onResponseEnd() {
+            if (settled) return
+            settled = true
+            clearTimeout(timer)
+            const text = Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')
+            resolve({
+              durationMs: elapsed(),
+              statusCode,
+              refused: false,
+              error: null,
+              excerpt: excerptOf(text),
+              forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,
+            })
+          },
+          onResponseError(_controller, error) {
+            onError(error, statusCode === 0 ? null : statusCode)
+          },
         },
-        onResponseData(_controller, chunk) {
-          if (kept >= READ_BYTES) return
-          chunks.push(chunk)
-          kept += chunk.length
-        },
-        onResponseEnd() {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          const text = Buffer.concat(chunks).subarray(0, READ_BYTES).toString('utf8')
-          resolve({
-            durationMs: elapsed(), statusCode, refused: false, error: null,
-            excerpt: excerptOf(text),
-            forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,
-          })
-        },
-        onResponseError(_controller, error) {
-          onError(error, statusCode === 0 ? null : statusCode)
-        },
-      })
+      )
     })
   }
 
@@ -147,7 +158,13 @@ function describe(error: Error & { code?: string }): string {
 function excerptOf(text: string): string | null {
   if (text === '') return null
   const bytes = Buffer.from(text, 'utf8')
-  const cut = bytes.length > EXCERPT_BYTES ? bytes.subarray(0, EXCERPT_BYTES).toString('utf8').replace(/\uFFFD$/, '') : text
+  const cut =
+    bytes.length > EXCERPT_BYTES
+      ? bytes
+          .subarray(0, EXCERPT_BYTES)
+          .toString('utf8')
+          .replace(/\uFFFD$/, '')
+      : text
   return cut.replace(/\u0000/g, '')
 }
 

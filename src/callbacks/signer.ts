@@ -16,11 +16,15 @@ export class SigningKeyError extends NonRetryableError {
 /** A fresh RSA-2048 pair as PEM: PKCS#8 private, SPKI public. Generated on the libuv pool. */
 export async function generateRsaKeyPair(): Promise<KeyPairPem> {
   return new Promise((resolve, reject) => {
-    generateKeyPair('rsa', {
-      modulusLength: 2048,
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    }, (error, publicKeyPem, privateKeyPem) => (error ? reject(error) : resolve({ privateKeyPem, publicKeyPem })))
+    generateKeyPair(
+      'rsa',
+      {
+        modulusLength: 2048,
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      },
+      (error, publicKeyPem, privateKeyPem) => (error ? reject(error) : resolve({ privateKeyPem, publicKeyPem })),
+    )
   })
 }
 
@@ -51,7 +55,8 @@ export function signPss(key: KeyObject, data: Buffer): Promise<Buffer> {
     Error.stackTraceLimit = 0
     try {
       sign('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, (error, signature) =>
-        error ? reject(error) : resolve(signature))
+        error ? reject(error) : resolve(signature),
+      )
     } catch (error) {
       reject(error as Error)
     } finally {
@@ -82,10 +87,17 @@ const SIGNATURE_CACHE_SIZE = 10_000
  * (shared by every node), sealed under `secretsKey` when set. Integration keys are read (and opened)
  * on first use and kept: they never change, and no callback pays for a decryption.
  */
-export async function createCallbackSigner(db: Db, configuredPem: string | null, secretsKey: Buffer | null = null): Promise<CallbackSigner> {
+export async function createCallbackSigner(
+  db: Db,
+  configuredPem: string | null,
+  secretsKey: Buffer | null = null,
+): Promise<CallbackSigner> {
   const serviceKey = configuredPem
     ? parseRsaPrivateKey(configuredPem, 'PAYWATCH_SIGNING_KEY')
-    : parseRsaPrivateKey((await serviceKeyPair(db, SERVICE_SIGNING_KEY, generateRsaKeyPair, secretsKey)).privateKeyPem, `service_keys.${SERVICE_SIGNING_KEY}`)
+    : parseRsaPrivateKey(
+        (await serviceKeyPair(db, SERVICE_SIGNING_KEY, generateRsaKeyPair, secretsKey)).privateKeyPem,
+        `service_keys.${SERVICE_SIGNING_KEY}`,
+      )
   const integrationKeys = new Map<string, Promise<KeyObject>>()
 
   const integrationKey = (id: string): Promise<KeyObject> => {

@@ -69,7 +69,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
-  const pipeline = createAttemptPipeline({ signer: deps.signer, sender: deps.sender, clock, concurrency, perHost, signing: deps.signing ?? 16 })
+  const pipeline = createAttemptPipeline({
+    signer: deps.signer,
+    sender: deps.sender,
+    clock,
+    concurrency,
+    perHost,
+    signing: deps.signing ?? 16,
+  })
   const outcomes = { clock, random: deps.random ?? Math.random, metrics: deps.metrics, logger, worker: name }
 
   const signal = createWakeSignal()
@@ -77,14 +84,25 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** The last claim was full: more may be due as soon as there is room. */
   let backlog = false
   const recorder = createOutcomeRecorder({
-    db, clock, logger, events: deps.events,
+    db,
+    clock,
+    logger,
+    events: deps.events,
     onWritten(batch) {
       held.release(batch.map((outcome) => outcome.delivery.id))
       if (backlog) signal.wake()
     },
   })
   const claimer = createDueClaimer({
-    db, clock, claim, leaseMs, held, pipeline, maxHeld, maxHeldPerHost: maxHeld / 2, perHost,
+    db,
+    clock,
+    claim,
+    leaseMs,
+    held,
+    pipeline,
+    maxHeld,
+    maxHeldPerHost: maxHeld / 2,
+    perHost,
     dispatch(delivery, host) {
       held.add(delivery.id)
       pipeline.push(delivery, host, (result, startedAt) => {

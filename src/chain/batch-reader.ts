@@ -1,6 +1,15 @@
 import {
-  BaseError, ExecutionRevertedError, RawContractError, decodeFunctionResult, encodeFunctionData, hexToBigInt, isHex,
-  numberToHex, parseAbi, type Address, type Hex,
+  BaseError,
+  ExecutionRevertedError,
+  RawContractError,
+  decodeFunctionResult,
+  encodeFunctionData,
+  hexToBigInt,
+  isHex,
+  numberToHex,
+  parseAbi,
+  type Address,
+  type Hex,
 } from 'viem'
 import type { Logger } from 'pino'
 import { ChainUnavailableError } from './errors.ts'
@@ -51,9 +60,17 @@ function createBatchReader(chain: ChainHandle, logger: Logger): BatchReader {
     const data = encodeFunctionData({
       abi: multicall3Abi,
       functionName: 'aggregate3',
-      args: [calls.map((call) => 'nativeBalanceOf' in call
-        ? { target: address, allowFailure: true, callData: encodeFunctionData({ abi: multicall3Abi, functionName: 'getEthBalance', args: [call.nativeBalanceOf] }) }
-        : { target: call.to, allowFailure: true, callData: call.data })],
+      args: [
+        calls.map((call) =>
+          'nativeBalanceOf' in call
+            ? {
+                target: address,
+                allowFailure: true,
+                callData: encodeFunctionData({ abi: multicall3Abi, functionName: 'getEthBalance', args: [call.nativeBalanceOf] }),
+              }
+            : { target: call.to, allowFailure: true, callData: call.data },
+        ),
+      ],
     })
     let answer: Hex | undefined
     try {
@@ -84,11 +101,15 @@ function createBatchReader(chain: ChainHandle, logger: Logger): BatchReader {
   }
 
   async function viaJsonRpcBatch(calls: BatchCall[]): Promise<BatchResult[]> {
-    const answers = await sendRpcBatch(chain.config.rpc, chain.client, calls.map((call) =>
-      'nativeBalanceOf' in call
-        ? { method: 'eth_getBalance', params: [call.nativeBalanceOf, 'latest'] }
-        : { method: 'eth_call', params: [{ to: call.to, data: call.data }, 'latest'] },
-    ))
+    const answers = await sendRpcBatch(
+      chain.config.rpc,
+      chain.client,
+      calls.map((call) =>
+        'nativeBalanceOf' in call
+          ? { method: 'eth_getBalance', params: [call.nativeBalanceOf, 'latest'] }
+          : { method: 'eth_call', params: [{ to: call.to, data: call.data }, 'latest'] },
+      ),
+    )
     return answers.map((answer, index) => toResult(answer, 'nativeBalanceOf' in calls[index]!))
   }
 

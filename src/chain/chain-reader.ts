@@ -1,6 +1,13 @@
 import {
-  formatBlock, formatTransaction, formatTransactionReceipt, numberToHex,
-  type Address, type Hash, type PublicClient, type Transaction, type TransactionReceipt,
+  formatBlock,
+  formatTransaction,
+  formatTransactionReceipt,
+  numberToHex,
+  type Address,
+  type Hash,
+  type PublicClient,
+  type Transaction,
+  type TransactionReceipt,
 } from 'viem'
 import type { BlockHeader } from '../domain/block-window.ts'
 import { NonRetryableChainError } from './errors.ts'
@@ -36,7 +43,8 @@ type RawBlock = Parameters<typeof formatBlock>[0]
 /** A block without its number, hashes or timestamp (or transactions, when asked for) is not a block. */
 function checkShape(raw: RawBlock, full: boolean): void {
   const fields = raw as Record<string, unknown>
-  const ok = ['number', 'hash', 'parentHash', 'timestamp'].every((name) => typeof fields[name] === 'string') &&
+  const ok =
+    ['number', 'hash', 'parentHash', 'timestamp'].every((name) => typeof fields[name] === 'string') &&
     (!full || Array.isArray(fields.transactions))
   if (!ok) throw new NonRetryableChainError('the RPC answered a malformed block (no number, hash, parentHash, timestamp or transactions)')
 }
@@ -51,14 +59,16 @@ function toFullBlock(raw: RawBlock): FullBlock {
   checkShape(raw, true)
   const block = formatBlock(raw)
   return {
-    number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp,
+    number: block.number!,
+    hash: block.hash!,
+    parentHash: block.parentHash,
+    timestamp: block.timestamp,
     transactions: block.transactions as Transaction[],
   }
 }
 
 export function createChainReader(client: PublicClient): ChainReader {
-  const request = <T>(method: string, params: unknown[]): Promise<T> =>
-    client.request({ method, params } as never) as Promise<T>
+  const request = <T>(method: string, params: unknown[]): Promise<T> => client.request({ method, params } as never) as Promise<T>
   return {
     async chainId() {
       return Number(await request<string>('eth_chainId', []))

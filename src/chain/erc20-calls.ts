@@ -3,12 +3,20 @@ import type { BatchCall, BatchResult } from './batch-reader.ts'
 
 /** ERC-20 reads as batch calls, and tolerant decoders for what tokens really answer. */
 
-export const balanceOfCall = (token: Address, account: Address): BatchCall =>
-  ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }) })
+export const balanceOfCall = (token: Address, account: Address): BatchCall => ({
+  to: token,
+  data: encodeFunctionData({ abi: erc20Abi, functionName: 'balanceOf', args: [account] }),
+})
 
 export const nameCall = (token: Address): BatchCall => ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'name' }) })
-export const symbolCall = (token: Address): BatchCall => ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'symbol' }) })
-export const decimalsCall = (token: Address): BatchCall => ({ to: token, data: encodeFunctionData({ abi: erc20Abi, functionName: 'decimals' }) })
+export const symbolCall = (token: Address): BatchCall => ({
+  to: token,
+  data: encodeFunctionData({ abi: erc20Abi, functionName: 'symbol' }),
+})
+export const decimalsCall = (token: Address): BatchCall => ({
+  to: token,
+  data: encodeFunctionData({ abi: erc20Abi, functionName: 'decimals' }),
+})
 
 /** A uint256 answer; undefined for a failed call or one that returned too little data (no contract). */
 export function decodeUint(result: BatchResult | undefined): bigint | undefined {

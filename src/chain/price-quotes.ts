@@ -1,7 +1,5 @@
 import { decodeAbiParameters, encodeFunctionData, parseAbi, size, zeroAddress, type Address, type Hex } from 'viem'
-import {
-  agreedPrice, holdsAtLeast, multiply, priceFromReserves, priceFromSqrtPriceX96, type Ratio,
-} from '../domain/price-math.ts'
+import { agreedPrice, holdsAtLeast, multiply, priceFromReserves, priceFromSqrtPriceX96, type Ratio } from '../domain/price-math.ts'
 import type { BatchCall, BatchReader, BatchResult } from './batch-reader.ts'
 import { balanceOfCall, decimalsCall, decodeDecimals, decodeUint } from './erc20-calls.ts'
 import type { ChainHandle } from './registry.ts'
@@ -57,7 +55,8 @@ export async function readUsdPrice(chain: ChainHandle, reader: BatchReader, fact
   const first = await reader.read([
     ...needDecimals.map(decimalsCall),
     ...pairLookups.map(({ factory, base, quote }) =>
-      call(factory, encodeFunctionData({ abi: factoryAbi, functionName: 'getPair', args: [base, quote] }))),
+      call(factory, encodeFunctionData({ abi: factoryAbi, functionName: 'getPair', args: [base, quote] })),
+    ),
     ...unknownV3.flatMap((pool) => [
       call(pool, encodeFunctionData({ abi: v3PoolAbi, functionName: 'token0' })),
       call(pool, encodeFunctionData({ abi: v3PoolAbi, functionName: 'token1' })),
@@ -87,17 +86,22 @@ export async function readUsdPrice(chain: ChainHandle, reader: BatchReader, fact
   if (decimalsOf(token) === undefined || pools.length === 0) return null
 
   // Round 2: reserves (V2), price and quote-side balance (V3).
-  const second = await reader.read(pools.flatMap((pool) => pool.kind === 'v2'
-    ? [call(pool.address, encodeFunctionData({ abi: pairAbi, functionName: 'getReserves' }))]
-    : [call(pool.address, encodeFunctionData({ abi: v3PoolAbi, functionName: 'slot0' })), balanceOfCall(pool.quote, pool.address)]))
+  const second = await reader.read(
+    pools.flatMap((pool) =>
+      pool.kind === 'v2'
+        ? [call(pool.address, encodeFunctionData({ abi: pairAbi, functionName: 'getReserves' }))]
+        : [call(pool.address, encodeFunctionData({ abi: v3PoolAbi, functionName: 'slot0' })), balanceOfCall(pool.quote, pool.address)],
+    ),
+  )
   at = 0
   const priced = pools.map((pool) => {
     const results = pool.kind === 'v2' ? [second[at++]] : [second[at++], second[at++]]
     return { pool, price: poolPrice(pool, results, decimalsOf(pool.base), decimalsOf(pool.quote), stablecoins) }
   })
-  const pricesOf = (base: Address, quoteIsStable: boolean) => priced
-    .filter(({ pool, price }) => price && same(pool.base, base) && stablecoins.some((s) => same(s, pool.quote)) === quoteIsStable)
-    .map(({ price }) => price!)
+  const pricesOf = (base: Address, quoteIsStable: boolean) =>
+    priced
+      .filter(({ pool, price }) => price && same(pool.base, base) && stablecoins.some((s) => same(s, pool.quote)) === quoteIsStable)
+      .map(({ price }) => price!)
 
   const quotes = pricesOf(token, true)
   if (viaWrapped) {
@@ -108,7 +112,13 @@ export async function readUsdPrice(chain: ChainHandle, reader: BatchReader, fact
 }
 
 /** One pool's price of its base in its quote, or null when unreadable or below the liquidity floor. */
-function poolPrice(pool: Pool, results: (BatchResult | undefined)[], baseDecimals: number | undefined, quoteDecimals: number | undefined, stablecoins: Address[]): Ratio | null {
+function poolPrice(
+  pool: Pool,
+  results: (BatchResult | undefined)[],
+  baseDecimals: number | undefined,
+  quoteDecimals: number | undefined,
+  stablecoins: Address[],
+): Ratio | null {
   if (baseDecimals === undefined || quoteDecimals === undefined) return null
   const minimum = stablecoins.some((s) => same(s, pool.quote)) ? MIN_STABLECOIN_LIQUIDITY : MIN_WRAPPED_LIQUIDITY
   const baseIsToken0 = pool.base.toLowerCase() < pool.quote.toLowerCase()

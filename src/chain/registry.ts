@@ -24,9 +24,12 @@ export function createChainRegistry(common: Common, options: { clientFor?: (chai
   const handles = new Map<string, ChainHandle>()
   const rpcMetrics = createRpcMetrics(common.metrics.registry)
   for (const config of trackedChains(common.config)) {
-    const client = options.clientFor?.(config) ?? createRpcClient(config, {
-      clock: common.clock, onAttempt: (attempt) => rpcMetrics.observe(config.name, attempt),
-    })
+    const client =
+      options.clientFor?.(config) ??
+      createRpcClient(config, {
+        clock: common.clock,
+        onAttempt: (attempt) => rpcMetrics.observe(config.name, attempt),
+      })
     handles.set(config.name, { config, client, decimalsOf: createDecimalsReader(config, client) })
   }
   return {

@@ -7,9 +7,12 @@ import { ChainUnavailableError, isTransientCode } from './errors.ts'
 /** True when the node could not be reached or did not answer in time (as opposed to answering with an error). */
 export function isUnreachable(error: unknown): boolean {
   if (!(error instanceof BaseError)) return true
-  return error.walk((e) =>
-    e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof WebSocketRequestError || e instanceof SocketClosedError,
-  ) !== null
+  return (
+    error.walk(
+      (e) =>
+        e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof WebSocketRequestError || e instanceof SocketClosedError,
+    ) !== null
+  )
 }
 
 export interface RpcCall {
@@ -43,7 +46,10 @@ class UnreachableBatchError extends ChainUnavailableError {
  * the whole batch when no URL answered, a few times (`backoffPolicies.rpcRequest`).
  */
 export async function sendRpcBatch(
-  urls: string[], client: PublicClient, calls: RpcCall[], options: { random?: () => number; clock?: Clock } = {},
+  urls: string[],
+  client: PublicClient,
+  calls: RpcCall[],
+  options: { random?: () => number; clock?: Clock } = {},
 ): Promise<RpcAnswer[]> {
   const clock = options.clock ?? systemClock
   const pauses = createBackoff(backoffPolicies.rpcRequest, options.random)
@@ -55,11 +61,16 @@ export async function sendRpcBatch(
   while (pending.length > 0) {
     let got: RpcAnswer[]
     try {
-      got = await send(urls, client, pending.map((index) => calls[index]!), clock)
+      got = await send(
+        urls,
+        client,
+        pending.map((index) => calls[index]!),
+        clock,
+      )
     } catch (error) {
       if (!(error instanceof ChainUnavailableError) || !retriesLeft()) throw error
       // A Retry-After longer than the pauses of one request is left to the caller's own backoff.
-      const askedMs = error instanceof UnreachableBatchError ? error.retryAfterMs ?? 0 : 0
+      const askedMs = error instanceof UnreachableBatchError ? (error.retryAfterMs ?? 0) : 0
       if (askedMs > longestInlineWaitMs) throw error
       await sleep(pauses.next(askedMs))
       continue
@@ -85,7 +96,9 @@ function isPassingFailure(answer: RpcAnswer): boolean {
 
 /** True for errors of the call itself (revert, out of gas, bad opcode), as opposed to the node's. */
 export function isExecutionFailure(error: { code?: number; message: string }): boolean {
-  return error.code === 3 || /revert|out of gas|gas required exceeds|invalid opcode|invalid jump|stack (under|over)flow/i.test(error.message)
+  return (
+    error.code === 3 || /revert|out of gas|gas required exceeds|invalid opcode|invalid jump|stack (under|over)flow/i.test(error.message)
+  )
 }
 
 async function send(urls: string[], client: PublicClient, calls: RpcCall[], clock: Clock): Promise<RpcAnswer[]> {
@@ -132,9 +145,7 @@ function matchAnswers(body: unknown[], count: number): RpcAnswer[] {
 }
 
 async function sendSideBySide(client: PublicClient, calls: RpcCall[]): Promise<RpcAnswer[]> {
-  const settled = await Promise.allSettled(
-    calls.map((call) => client.request({ method: call.method, params: call.params } as never)),
-  )
+  const settled = await Promise.allSettled(calls.map((call) => client.request({ method: call.method, params: call.params } as never)))
   const unreachable = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && isUnreachable(s.reason))
   if (unreachable) throw new ChainUnavailableError('the chain RPC did not answer', { cause: unreachable.reason })
   return settled.map((s) => {

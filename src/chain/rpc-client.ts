@@ -27,7 +27,10 @@ export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = 
   return createPublicClient({
     // Passes over the URLs go on for up to two timeouts: one request that hung may be sent again, not many.
     transport: failover(transports, {
-      retryRounds: options.retryRounds, onAttempt: options.onAttempt, clock: options.clock, requestBudgetMs: 2 * timeout,
+      retryRounds: options.retryRounds,
+      onAttempt: options.onAttempt,
+      clock: options.clock,
+      requestBudgetMs: 2 * timeout,
     }),
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },

@@ -34,7 +34,9 @@ export function isRpcFailure(error: unknown): boolean {
 export function retryAfterOf(error: unknown, now: number): number | undefined {
   if (!(error instanceof BaseError)) return undefined
   const answer = error.walk((e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
-    | HttpRequestError | RpcRequestError | null
+    | HttpRequestError
+    | RpcRequestError
+    | null
   return retryAfterMs(answer?.headers?.get('retry-after'), now)
 }
 

@@ -1,4 +1,11 @@
-import { erc20Abi, type Address, type PublicClient, ContractFunctionExecutionError, ContractFunctionZeroDataError, ContractFunctionRevertedError } from 'viem'
+import {
+  erc20Abi,
+  type Address,
+  type PublicClient,
+  ContractFunctionExecutionError,
+  ContractFunctionZeroDataError,
+  ContractFunctionRevertedError,
+} from 'viem'
 import { NATIVE_TOKEN, type ChainConfig } from '../config/chains.ts'
 import { ChainUnavailableError, TokenNotFoundError } from './errors.ts'
 
@@ -40,6 +47,9 @@ async function readDecimals(client: PublicClient, token: Address): Promise<numbe
 function isContractAnswer(error: unknown): boolean {
   if (!(error instanceof ContractFunctionExecutionError)) return false
   const cause = error.cause
-  return cause instanceof ContractFunctionZeroDataError || cause instanceof ContractFunctionRevertedError ||
+  return (
+    cause instanceof ContractFunctionZeroDataError ||
+    cause instanceof ContractFunctionRevertedError ||
     /revert|returned no data|out of gas|invalid opcode|decode/i.test(error.shortMessage + ' ' + (cause?.message ?? ''))
+  )
 }

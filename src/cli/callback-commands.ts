@@ -15,19 +15,25 @@ const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
  */
 export function registerCallbackCommands(program: Command, config: () => Config, clock: Clock = systemClock): void {
   const integrations = program.command('integrations').description('manage integrations (each signs its callbacks with its own key)')
-  integrations.command('create <accountId>')
+  integrations
+    .command('create <accountId>')
     .description('create an integration; prints its id and public key')
     .option('--name <name>', 'a name for operators')
     .action(async (accountId: string, options: { name?: string }) => {
       const { secretsKey } = config()
       await withDatabase(config(), async (db) => {
         // As at the service's start: a missing or wrong PAYWATCH_SECRETS_KEY stops here, before a key sealed with it is stored.
-        const created = await createIntegration({ db, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true }, accountId, options.name ?? null)
+        const created = await createIntegration(
+          { db, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true },
+          accountId,
+          options.name ?? null,
+        )
         if (created.kind !== 'created') throw new Error(`account ${accountId} not found`)
         print(integrationJson(created.integration))
       })
     })
-  integrations.command('show <integrationId>')
+  integrations
+    .command('show <integrationId>')
     .description('show an integration and its public key')
     .option('--pem', 'print only the public key (SPKI PEM)')
     .action(async (integrationId: string, options: { pem?: boolean }) => {
@@ -38,17 +44,21 @@ export function registerCallbackCommands(program: Command, config: () => Config,
         else print(integrationJson(shown.integration))
       })
     })
-  integrations.command('list <accountId>').description("list an account's integrations").action(async (accountId: string) => {
-    await withDatabase(config(), async (db) => {
-      const listed = await listIntegrations({ db }, accountId)
-      if (listed.kind !== 'listed') throw new Error(`account ${accountId} not found`)
-      print(listed.integrations.map(integrationJson))
+  integrations
+    .command('list <accountId>')
+    .description("list an account's integrations")
+    .action(async (accountId: string) => {
+      await withDatabase(config(), async (db) => {
+        const listed = await listIntegrations({ db }, accountId)
+        if (listed.kind !== 'listed') throw new Error(`account ${accountId} not found`)
+        print(listed.integrations.map(integrationJson))
+      })
     })
-  })
 
   const deliveries = program.command('deliveries').description('inspect and repeat callback deliveries')
   const noSuchPayment = () => new Error('payment tracking not found for this account')
-  deliveries.command('list <secretId>')
+  deliveries
+    .command('list <secretId>')
     .description("a payment's callback deliveries with their attempt log")
     .requiredOption('--account <accountId>', 'the account that owns the payment')
     .action(async (secretId: string, options: { account: string }) => {
@@ -58,7 +68,8 @@ export function registerCallbackCommands(program: Command, config: () => Config,
         print(listed.deliveries.map(deliveryWithAttemptsJson))
       })
     })
-  deliveries.command('redeliver <secretId>')
+  deliveries
+    .command('redeliver <secretId>')
     .description("send a completed payment's callback again (a waiting retry is brought forward)")
     .requiredOption('--account <accountId>', 'the account that owns the payment')
     .action(async (secretId: string, options: { account: string }) => {

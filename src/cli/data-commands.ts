@@ -16,7 +16,8 @@ import type { Config } from '../config/config.ts'
  * HTTP endpoints, read straight from the configured RPCs (no database, no service).
  */
 export function registerDataCommands(program: Command, config: () => Config): void {
-  program.command('assets <chain> <account>')
+  program
+    .command('assets <chain> <account>')
     .description("an account's native balance and listed token balances, as the assets endpoint answers them")
     .action(async (chainName: string, account: string) => {
       const { common, chain } = await openChain(config(), chainName)
@@ -24,7 +25,8 @@ export function registerDataCommands(program: Command, config: () => Config): vo
       await print(JSON.stringify(assets, null, 2))
     })
 
-  program.command('price <chain> <token>')
+  program
+    .command('price <chain> <token>')
     .description('USD price of one whole token from on-chain liquidity, as the prices endpoint answers it')
     .action(async (chainName: string, token: string) => {
       const { common, chain } = await openChain(config(), chainName)
@@ -43,8 +45,14 @@ async function openChain(config: Config, name: string): Promise<{ common: Common
   await chains.verify()
   const chain = chains.get(name)
   if (!chain) {
-    const tracked = chains.all().map((c) => c.config.name).join(', ') || 'none'
-    throw new Error(`blockchain "${name}" is not tracked (tracked: ${tracked}; set PAYWATCH_RPC_${name.toUpperCase()} or chains in PAYWATCH_CONFIG)`)
+    const tracked =
+      chains
+        .all()
+        .map((c) => c.config.name)
+        .join(', ') || 'none'
+    throw new Error(
+      `blockchain "${name}" is not tracked (tracked: ${tracked}; set PAYWATCH_RPC_${name.toUpperCase()} or chains in PAYWATCH_CONFIG)`,
+    )
   }
   return { common, chain }
 }

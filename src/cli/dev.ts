@@ -25,7 +25,10 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
     // A fresh random token on each start, printed below: a fixed one would be known to everyone.
     adminToken: base.adminToken ?? randomBytes(24).toString('base64url'),
     allowPrivateCallbacks: true,
-    chains: { ...base.chains, ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 } },
+    chains: {
+      ...base.chains,
+      ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 },
+    },
   }
   const starting = waitForRpc(rpc, anvil.exited).then(() => createService(config))
   // The service first (HTTP, workers, chain clients, database), then Anvil: with Anvil gone first,
@@ -59,9 +62,14 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
 // group) or `kill -- -pgid` reaches only paywatch, which stops it after the service. Being outside
 // our group, it is ended by the watchdog shell when paywatch closes its stdin or dies in any way.
 function startAnvil(port: number): { exited: Promise<number | null>; stop(): Promise<void> } {
-  const child = spawn('/bin/sh', ['-c', anvilWatchdogScript({ announcePid: false }), anvilBinary(), '--port', String(port), '--block-time', '2', '--silent'], {
-    detached: true, stdio: ['pipe', 'inherit', 'inherit'],
-  })
+  const child = spawn(
+    '/bin/sh',
+    ['-c', anvilWatchdogScript({ announcePid: false }), anvilBinary(), '--port', String(port), '--block-time', '2', '--silent'],
+    {
+      detached: true,
+      stdio: ['pipe', 'inherit', 'inherit'],
+    },
+  )
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return {
     exited,
@@ -80,7 +88,8 @@ async function waitForRpc(url: string, exited: Promise<number | null>): Promise<
     if (gone !== undefined) throw new Error(`anvil exited (code ${gone}) before answering at ${url}`)
     try {
       const response = await fetch(url, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
         signal: AbortSignal.timeout(1_000), // a listener that never answers must not stall the exit check
       })

@@ -22,20 +22,21 @@ export function configOrExit(): Config {
   }
 }
 
-const program = new Command('paywatch')
-  .description('Paywatch: self-hostable blockchain payment tracking')
-  .showHelpAfterError()
+const program = new Command('paywatch').description('Paywatch: self-hostable blockchain payment tracking').showHelpAfterError()
 
-program.command('serve')
+program
+  .command('serve')
   .description('run the service: HTTP API, chain followers and callback workers')
   .action(async () => serve(configOrExit()))
 
-program.command('dev')
+program
+  .command('dev')
   .description('local playground: an Anvil node as "ethereum", the service, and a printed API key')
   .option('--anvil-port <port>', 'port of the local Anvil node', '8545')
   .action(async (options: { anvilPort: string }) => dev(configOrExit(), { anvilPort: Number(options.anvilPort) }))
 
-program.command('migrate')
+program
+  .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
     await withDatabase(configOrExit(), async (db) => {

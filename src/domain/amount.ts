@@ -29,7 +29,8 @@ export function toBaseUnits(input: string, decimals: number): bigint {
   }
   const units = BigInt(whole! + fraction.padEnd(decimals, '0'))
   // No token transfer or balance can exceed a uint256: such an amount could never be paid.
-  if (units > MAX_UINT256) throw new AmountError(`is more than any amount of this token (over 2^256 − 1 base units at ${decimals} decimals)`)
+  if (units > MAX_UINT256)
+    throw new AmountError(`is more than any amount of this token (over 2^256 − 1 base units at ${decimals} decimals)`)
   return units
 }
 

@@ -7,11 +7,13 @@
  */
 
 /** Keccak-f[1600] round constants, as (low, high) 32-bit halves. */
+// biome-ignore format: the table is laid out eight constants a line
 const ROUND_LOW = new Int32Array([
   0x00000001, 0x00008082, 0x0000808a, 0x80008000, 0x0000808b, 0x80000001, 0x80008081, 0x00008009,
   0x0000008a, 0x00000088, 0x80008009, 0x8000000a, 0x8000808b, 0x0000008b, 0x00008089, 0x00008003,
   0x00008002, 0x00000080, 0x0000800a, 0x8000000a, 0x80008081, 0x00008080, 0x80000001, 0x80008008,
 ])
+// biome-ignore format: the table is laid out eight constants a line
 const ROUND_HIGH = new Int32Array([
   0x00000000, 0x00000000, 0x80000000, 0x80000000, 0x00000000, 0x00000000, 0x80000000, 0x80000000,
   0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x80000000, 0x80000000, 0x80000000,
@@ -25,6 +27,7 @@ const state = new Int32Array(50)
  * permutation, this ~2 µs). Lane a{x+5y}; rho and pi move lane x + 5y, rotated by its rho offset, to
  * b{y + 5((2x + 3y) mod 5)}; chi combines each row's b lanes.
  */
+// biome-ignore format: the unrolled rounds are laid out lane pairs a line, to be read against the comment above
 function permute(): void {
   let
     a0l = state[0]!, a0h = state[1]!, a1l = state[2]!, a1h = state[3]!, a2l = state[4]!, a2h = state[5]!,

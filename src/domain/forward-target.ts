@@ -21,7 +21,8 @@ export function forwardTargetProblem(value: unknown, options: { paths: boolean }
   }
   if (value.startsWith('/') || value.startsWith('\\')) {
     if (!options.paths) return `must be ${expected}`
-    if (/^.[/\\]/.test(value) || value.startsWith('\\')) return 'a path must start with a single / (//host and /\\host lead to another site)'
+    if (/^.[/\\]/.test(value) || value.startsWith('\\'))
+      return 'a path must start with a single / (//host and /\\host lead to another site)'
     return null
   }
   let url: URL

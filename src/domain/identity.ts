@@ -1,10 +1,7 @@
 import type { PaymentRequest } from './payment-request.ts'
 import type { Tracking } from './tracking.ts'
 
-export type Repeat =
-  | { kind: 'same' }
-  | { kind: 'attach-transaction'; transaction: string }
-  | { kind: 'conflict'; detail: string }
+export type Repeat = { kind: 'same' } | { kind: 'attach-transaction'; transaction: string } | { kind: 'conflict'; detail: string }
 
 /**
  * A create request for a payment that already has a tracking (same account, blockchain, sender and

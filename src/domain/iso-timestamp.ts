@@ -10,7 +10,12 @@ export function parseIsoTimestamp(text: string): Date | undefined {
   const match = pattern.exec(text)
   if (!match) return undefined
   const [, y, mo, d, h = '00', mi = '00', s = '00', fraction = '', offset = 'Z'] = match
-  const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s)
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d),
+    hour = Number(h),
+    minute = Number(mi),
+    second = Number(s)
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined
   if (hour > 24 || minute > 59 || second > 59) return undefined
   if (hour === 24 && (minute !== 0 || second !== 0 || /[1-9]/.test(fraction))) return undefined
@@ -19,7 +24,8 @@ export function parseIsoTimestamp(text: string): Date | undefined {
   if (offset !== 'Z' && offset !== 'z') {
     const sign = offset.startsWith('-') ? -1 : 1
     const digits = offset.slice(1).replace(':', '')
-    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || '0')
+    const oh = Number(digits.slice(0, 2)),
+      om = Number(digits.slice(2) || '0')
     if (oh > 23 || om > 59) return undefined
     offsetMinutes = sign * (oh * 60 + om)
   }

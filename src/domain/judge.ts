@@ -109,9 +109,7 @@ export function paymentMismatch(expectation: Expectation, transfers: readonly Tr
   let feeShort = false
   if (expectation.feeReceiver !== null && feeAmount > 0n) {
     const sameAddress = expectation.feeReceiver.toLowerCase() === receiver.toLowerCase()
-    feeShort = sameAddress
-      ? toReceiver < amount + feeAmount
-      : received(transfers, token, expectation.feeReceiver) < feeAmount
+    feeShort = sameAddress ? toReceiver < amount + feeAmount : received(transfers, token, expectation.feeReceiver) < feeAmount
   }
   return feeShort ? 'MISMATCH' : primary
 }
@@ -183,7 +181,10 @@ export function judge(expectation: Expectation, evidence: Evidence): Judgement {
  * pays); null when nothing is mined yet. The engine records where this transaction was found, so
  * that a reorg of its block drops the verdict in waiting.
  */
-export function decide(expectation: Expectation, evidence: Omit<Evidence, 'position'>): { tx: MinedTransaction; reason: FailedReason | null } | null {
+export function decide(
+  expectation: Expectation,
+  evidence: Omit<Evidence, 'position'>,
+): { tx: MinedTransaction; reason: FailedReason | null } | null {
   const { given } = evidence
   if (given) {
     if (!same(given.from, expectation.sender)) return { tx: given, reason: 'SENDER_MISMATCH' }

@@ -10,8 +10,20 @@ export const hashPattern = /^0x[0-9a-fA-F]{64}$/
 
 /** Fields both the create and the release body name the same way. */
 export const sharedFields = {
-  blockchain: { kind: 'text', required: true, pattern: /^[a-z0-9_-]{1,40}$/, hint: 'a blockchain name such as "ethereum"', description: 'e.g. ethereum, bsc' },
-  secret_id: { kind: 'text', pattern: secretPattern, hint: '1 to 128 URL-safe characters', required: 'unless uuid (the earlier form) is sent', description: 'unguessable id of the payment attempt (earlier form: uuid)' },
+  blockchain: {
+    kind: 'text',
+    required: true,
+    pattern: /^[a-z0-9_-]{1,40}$/,
+    hint: 'a blockchain name such as "ethereum"',
+    description: 'e.g. ethereum, bsc',
+  },
+  secret_id: {
+    kind: 'text',
+    pattern: secretPattern,
+    hint: '1 to 128 URL-safe characters',
+    required: 'unless uuid (the earlier form) is sent',
+    description: 'unguessable id of the payment attempt (earlier form: uuid)',
+  },
   uuid: { kind: 'text', pattern: secretPattern, hint: '1 to 128 URL-safe characters', description: 'earlier form of secret_id' },
   transaction: { kind: 'text', pattern: hashPattern, hint: 'a 0x-prefixed 32-byte hash' },
 } as const satisfies FieldTable
@@ -30,10 +42,24 @@ export const paymentRequestFields = {
   after_block: { kind: 'uint', required: true, description: 'block right before the payment was submitted' },
   secret_id: sharedFields.secret_id,
   uuid: sharedFields.uuid,
-  callback: { kind: 'url', required: 'unless uuid (the earlier form) is sent', description: 'URL called when the status becomes success or failed' },
-  transaction: { ...sharedFields.transaction, required: 'with uuid (the earlier form)', description: 'transaction hash; without it the payment is traced before it is made' },
+  callback: {
+    kind: 'url',
+    required: 'unless uuid (the earlier form) is sent',
+    description: 'URL called when the status becomes success or failed',
+  },
+  transaction: {
+    ...sharedFields.transaction,
+    required: 'with uuid (the earlier form)',
+    description: 'transaction hash; without it the payment is traced before it is made',
+  },
   commitment: { kind: 'choice', values: ['confirmed', 'finalized'] },
-  confirmations: { kind: 'integer', min: 1, max: MAX_CONFIRMATIONS, required: 'with uuid (the earlier form), unless commitment is finalized', description: 'default 1; not with finalized' },
+  confirmations: {
+    kind: 'integer',
+    min: 1,
+    max: MAX_CONFIRMATIONS,
+    required: 'with uuid (the earlier form), unless commitment is finalized',
+    description: 'default 1; not with finalized',
+  },
   integration_id: { kind: 'text', pattern: /^.{1,128}$/s, hint: 'an integration id' },
   payload: { kind: 'object', description: 'at most 8 KiB serialized' },
   forward_to: { kind: 'forward-url' },
@@ -131,10 +157,16 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
     }
   }
   if ((value.feeAmount === null) !== (value.feeReceiver === null)) {
-    errors.add(value.feeAmount === null ? 'fee_amount' : 'fee_receiver', `is required with ${value.feeAmount === null ? 'fee_receiver' : 'fee_amount'}`)
+    errors.add(
+      value.feeAmount === null ? 'fee_amount' : 'fee_receiver',
+      `is required with ${value.feeAmount === null ? 'fee_receiver' : 'fee_amount'}`,
+    )
   }
   if ((value.shop === null) !== (value.shopifyPaymentId === null)) {
-    errors.add(value.shop === null ? 'shop' : 'shopify_payment_id', `is required with ${value.shop === null ? 'shopify_payment_id' : 'shop'}`)
+    errors.add(
+      value.shop === null ? 'shop' : 'shopify_payment_id',
+      `is required with ${value.shop === null ? 'shopify_payment_id' : 'shop'}`,
+    )
   }
   return errors.empty ? { ok: true, value } : { ok: false, errors: errors.list }
 }

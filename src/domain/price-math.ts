@@ -72,7 +72,10 @@ const Q192 = 2n ** 192n
  * which encodes sqrt(token1 / token0) in base units as a Q64.96 number. Null for an uninitialised pool.
  */
 export function priceFromSqrtPriceX96(
-  sqrtPriceX96: bigint, baseIsToken0: boolean, baseDecimals: number, quoteDecimals: number,
+  sqrtPriceX96: bigint,
+  baseIsToken0: boolean,
+  baseDecimals: number,
+  quoteDecimals: number,
 ): Ratio | null {
   if (sqrtPriceX96 <= 0n) return null
   const token1PerToken0 = ratio(sqrtPriceX96 * sqrtPriceX96, Q192)

@@ -17,7 +17,11 @@ export interface ReleaseRequest {
  */
 export const releaseRequestFields = {
   blockchain: sharedFields.blockchain,
-  transaction: { ...sharedFields.transaction, required: true, description: "the record's transaction, or the hash it carried before a replacing transaction was judged" },
+  transaction: {
+    ...sharedFields.transaction,
+    required: true,
+    description: "the record's transaction, or the hash it carried before a replacing transaction was judged",
+  },
   sender: { kind: 'address', required: true, description: 'sender address, any letter case' },
   nonce: { kind: 'uint', required: true, description: 'sender nonce, as a number or a string of digits' },
   secret_id: sharedFields.secret_id,

@@ -5,8 +5,15 @@ export type Commitment = 'confirmed' | 'finalized'
 export type Shape = 'current' | 'earlier'
 
 export const failedReasons = [
-  'FAILED', 'MISMATCH', 'TRANSACTION_MISMATCH', 'TOKEN_MISMATCH', 'SENDER_MISMATCH',
-  'RECEIVER_MISMATCH', 'NONCE_MISMATCH', 'AMOUNT_MISMATCH', 'TRACKING_TIMED_OUT',
+  'FAILED',
+  'MISMATCH',
+  'TRANSACTION_MISMATCH',
+  'TOKEN_MISMATCH',
+  'SENDER_MISMATCH',
+  'RECEIVER_MISMATCH',
+  'NONCE_MISMATCH',
+  'AMOUNT_MISMATCH',
+  'TRACKING_TIMED_OUT',
 ] as const
 export type FailedReason = (typeof failedReasons)[number]
 

@@ -105,27 +105,34 @@ export async function readBlockEvidence(deps: BlockEvidenceDeps, block: FullBloc
     return pending
   }
 
-  return Promise.all(located.map(async ({ tracking, given, consumer }): Promise<BlockFinding> => {
-    const judged = (consumer ?? given)!
-    const native = paysNative(tracking)
-    const match: TrackingMatch = {
-      trackingId: tracking.id, chain: deps.chain, blockNumber: block.number, blockHash: block.hash.toLowerCase(),
-      transaction: judged.hash.toLowerCase(), evidence: null, pendingHashes: null,
-    }
-    try {
-      const consumerEvidence = consumer ? await read(consumer, native) : null
-      let givenEvidence: MinedTransaction | null = null
-      if (given) givenEvidence = given === consumer ? consumerEvidence : await read(given, native)
-      else if (tracking.transaction) givenEvidence = await deps.evidence.fromHash(tracking.transaction, { native })
-      match.evidence = { given: givenEvidence, consumer: consumerEvidence }
-      locateVerdict(match, tracking)
-      return { kind: 'found', tracking, given: givenEvidence, consumer: consumerEvidence, match }
-    } catch (error) {
-      if (!isRetryable(error)) return { kind: 'unreadable', tracking, error }
-      match.pendingHashes = { given: tracking.transaction, consumer: consumer?.hash.toLowerCase() ?? null }
-      return { kind: 'unresolved', tracking, match, error }
-    }
-  }))
+  return Promise.all(
+    located.map(async ({ tracking, given, consumer }): Promise<BlockFinding> => {
+      const judged = (consumer ?? given)!
+      const native = paysNative(tracking)
+      const match: TrackingMatch = {
+        trackingId: tracking.id,
+        chain: deps.chain,
+        blockNumber: block.number,
+        blockHash: block.hash.toLowerCase(),
+        transaction: judged.hash.toLowerCase(),
+        evidence: null,
+        pendingHashes: null,
+      }
+      try {
+        const consumerEvidence = consumer ? await read(consumer, native) : null
+        let givenEvidence: MinedTransaction | null = null
+        if (given) givenEvidence = given === consumer ? consumerEvidence : await read(given, native)
+        else if (tracking.transaction) givenEvidence = await deps.evidence.fromHash(tracking.transaction, { native })
+        match.evidence = { given: givenEvidence, consumer: consumerEvidence }
+        locateVerdict(match, tracking)
+        return { kind: 'found', tracking, given: givenEvidence, consumer: consumerEvidence, match }
+      } catch (error) {
+        if (!isRetryable(error)) return { kind: 'unreadable', tracking, error }
+        match.pendingHashes = { given: tracking.transaction, consumer: consumer?.hash.toLowerCase() ?? null }
+        return { kind: 'unresolved', tracking, match, error }
+      }
+    }),
+  )
 }
 
 /**

@@ -119,7 +119,10 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   /** One sync at a time: a second caller waits for the running one, then syncs itself. */
   let running: Promise<unknown> = Promise.resolve()
   function sync(maxBlocks = 500): Promise<boolean> {
-    const next = running.then(() => syncOnce(maxBlocks), () => syncOnce(maxBlocks))
+    const next = running.then(
+      () => syncOnce(maxBlocks),
+      () => syncOnce(maxBlocks),
+    )
     running = next.catch(() => {})
     return next
   }

@@ -46,7 +46,12 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   const reader = createChainReader(handle.client)
   const evidence = createEvidenceReader(handle.client)
   const verdicts = createVerdicts({
-    chain: chain.name, db, events, clock, logger, metrics,
+    chain: chain.name,
+    db,
+    events,
+    clock,
+    logger,
+    metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
   })
   // The runner is made last (it needs the processor): until then nothing is held.
@@ -54,15 +59,31 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
   const successes = createSuccessWatcher({ chain: chain.name, db, events, logger, metrics, holds })
   const processor = createChainProcessor({
-    chain: chain.name, db, evidence, receipts: createReceiptSource(reader), verdicts, successes, metrics, logger, clock, holds,
+    chain: chain.name,
+    db,
+    evidence,
+    receipts: createReceiptSource(reader),
+    verdicts,
+    successes,
+    metrics,
+    logger,
+    clock,
+    holds,
     onBlockProcessed: deps.onBlockProcessed,
   })
   const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
   runner = current
   return {
-    handle, reader, runner: current, lock,
+    handle,
+    reader,
+    runner: current,
+    lock,
     fastPath: {
-      chain: chain.name, reader, evidence, verdicts, finality: createFinality(chain, reader, logger),
+      chain: chain.name,
+      reader,
+      evidence,
+      verdicts,
+      finality: createFinality(chain, reader, logger),
       followerHead: () => current.follower?.state.head?.number,
       exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
     },

@@ -52,38 +52,67 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
   const { logger, clock } = common
   const db = deps.database.db
   const metrics = createEngineMetrics(common.metrics.registry, {
-    now: clock, chains: deps.chains.all().map((c) => c.config.name), countPending: () => countPendingTrackings(db),
+    now: clock,
+    chains: deps.chains.all().map((c) => c.config.name),
+    countPending: () => countPendingTrackings(db),
   })
   const contexts = new Map<string, ChainContext>()
-  const leases = createLeaseChannel(deps.database, logger, (chain) => {
-    if (chain === undefined) for (const context of contexts.values()) context.lock.wake()
-    else contexts.get(chain)?.lock.wake()
-  }, options)
+  const leases = createLeaseChannel(
+    deps.database,
+    logger,
+    (chain) => {
+      if (chain === undefined) for (const context of contexts.values()) context.lock.wake()
+      else contexts.get(chain)?.lock.wake()
+    },
+    options,
+  )
   for (const handle of deps.chains.all()) {
-    contexts.set(handle.config.name, createChainContext({
-      handle, db, events: deps.events, clock, logger, metrics, lock: leases.lockFor(handle.config.name),
-      onBlockProcessed: options.onBlockProcessed,
-    }))
+    contexts.set(
+      handle.config.name,
+      createChainContext({
+        handle,
+        db,
+        events: deps.events,
+        clock,
+        logger,
+        metrics,
+        lock: leases.lockFor(handle.config.name),
+        onBlockProcessed: options.onBlockProcessed,
+      }),
+    )
   }
 
   const checks = createFastPathChecks({
-    db, logger, clock, chainOf: (name) => contexts.get(name)?.fastPath,
-    trackingTimeoutSec: common.config.trackingTimeoutSec, concurrency: options.fastPathConcurrency,
+    db,
+    logger,
+    clock,
+    chainOf: (name) => contexts.get(name)?.fastPath,
+    trackingTimeoutSec: common.config.trackingTimeoutSec,
+    concurrency: options.fastPathConcurrency,
   })
   const onTracked = (tracking: Tracking) => void checks.check(tracking)
 
-  const sweep = () => sweepTimedOut({
-    db, clock, events: deps.events, logger, timeoutSec: common.config.trackingTimeoutSec,
-    onCompleted: (chain) => metrics.completed(chain, 'failed', 'TRACKING_TIMED_OUT'),
-  })
+  const sweep = () =>
+    sweepTimedOut({
+      db,
+      clock,
+      events: deps.events,
+      logger,
+      timeoutSec: common.config.trackingTimeoutSec,
+      onCompleted: (chain) => metrics.completed(chain, 'failed', 'TRACKING_TIMED_OUT'),
+    })
   let sweeper: NodeJS.Timeout | undefined
 
   return {
     async start() {
       // A graceful stop hands the chains over first, before the HTTP API and the rest wind down.
-      common.shutdown.signal.addEventListener('abort', () => {
-        for (const context of contexts.values()) void context.runner.resign()
-      }, { once: true })
+      common.shutdown.signal.addEventListener(
+        'abort',
+        () => {
+          for (const context of contexts.values()) void context.runner.resign()
+        },
+        { once: true },
+      )
       deps.events.on('tracked', onTracked)
       await leases.start()
       for (const context of contexts.values()) context.runner.start()

@@ -9,7 +9,12 @@ import { failureFields } from '../chain/rpc-failure.ts'
 import { isRetryable } from '../common/errors.ts'
 import type { Db } from '../store/database.ts'
 import {
-  deleteMatches, deleteMatchesAbove, findBlockCandidates, findMatchedTrackings, saveMatch, type TrackingMatch,
+  deleteMatches,
+  deleteMatchesAbove,
+  findBlockCandidates,
+  findMatchedTrackings,
+  saveMatch,
+  type TrackingMatch,
 } from '../store/tracking-matches.ts'
 import { readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -62,40 +67,48 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   let judgedFinalized = -1n
 
   type Matched = Awaited<ReturnType<typeof findMatchedTrackings>>
-  const rejudge = async (head: bigint, finalized: bigint, skip: Set<string>, fence: WriteFence | undefined, read?: Matched): Promise<number> => {
+  const rejudge = async (
+    head: bigint,
+    finalized: bigint,
+    skip: Set<string>,
+    fence: WriteFence | undefined,
+    read?: Matched,
+  ): Promise<number> => {
     const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
-    await settleAll(matched.map(async ({ tracking, match }) => {
-      if (skip.has(tracking.id)) return
-      const canonical = deps.holds(match.blockNumber, match.blockHash)
-      if (canonical === false) {
-        // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
-        await deleteMatches(deps.db, [tracking.id], fence)
-        deps.verdicts.searchingAgain(tracking.id)
-        log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
-        return
-      }
-      let evidence = match.evidence
-      let stored = true
-      if (!evidence) {
-        const read = await reread(tracking, match)
-        if (read === 'unreadable') {
-          // Retrying cannot help: the match goes, so that no later block reads it again.
+    await settleAll(
+      matched.map(async ({ tracking, match }) => {
+        if (skip.has(tracking.id)) return
+        const canonical = deps.holds(match.blockNumber, match.blockHash)
+        if (canonical === false) {
+          // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
           await deleteMatches(deps.db, [tracking.id], fence)
           deps.verdicts.searchingAgain(tracking.id)
+          log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
           return
         }
-        if (!read) return
-        evidence = read
-        match.evidence = evidence
-        match.pendingHashes = null
-        stored = false
-      }
-      const expectation = expectationOf(tracking)
-      const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
-      await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
-    }))
+        let evidence = match.evidence
+        let stored = true
+        if (!evidence) {
+          const read = await reread(tracking, match)
+          if (read === 'unreadable') {
+            // Retrying cannot help: the match goes, so that no later block reads it again.
+            await deleteMatches(deps.db, [tracking.id], fence)
+            deps.verdicts.searchingAgain(tracking.id)
+            return
+          }
+          if (!read) return
+          evidence = read
+          match.evidence = evidence
+          match.pendingHashes = null
+          stored = false
+        }
+        const expectation = expectationOf(tracking)
+        const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
+        await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
+      }),
+    )
     judgedFinalized = finalized
     return matched.length
   }
@@ -104,15 +117,17 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
    * A match whose transactions could not be read when found: read them by hash now. Undefined
    * while not readable yet (retried on the next block); 'unreadable' when it never will be.
    */
-  const reread = async (tracking: Tracking, match: TrackingMatch): Promise<NonNullable<TrackingMatch['evidence']> | 'unreadable' | undefined> => {
+  const reread = async (
+    tracking: Tracking,
+    match: TrackingMatch,
+  ): Promise<NonNullable<TrackingMatch['evidence']> | 'unreadable' | undefined> => {
     const native = paysNative(tracking)
     const hashes = match.pendingHashes ?? { given: tracking.transaction, consumer: match.transaction }
     try {
       const consumer = hashes.consumer ? await deps.evidence.fromHash(hashes.consumer, { native }) : null
       if (hashes.consumer && !consumer) return undefined
-      const given: MinedTransaction | null = hashes.given === hashes.consumer
-        ? consumer
-        : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
+      const given: MinedTransaction | null =
+        hashes.given === hashes.consumer ? consumer : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
       return { given, consumer }
     } catch (error) {
       if (!isRetryable(error)) {
@@ -127,24 +142,28 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const judgeCandidates = async (block: FullBlock, finalized: bigint, candidates: Tracking[], fence: WriteFence | undefined) => {
     if (candidates.length === 0) return
     const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
-    await settleAll(findings.map(async (finding) => {
-      const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
-      if (finding.kind === 'unreadable') {
-        blockLog.error(failureFields(finding.error), unreadableForGood)
-        return
-      }
-      if (finding.kind === 'unresolved') {
-        blockLog.warn(failureFields(finding.error), 'payment transaction found but unreadable; retrying on the next block')
-        await saveMatch(deps.db, finding.match, deps.clock(), fence)
-        return
-      }
-      const expectation = expectationOf(finding.tracking)
-      const judgement = judge(expectation, {
-        given: finding.given, consumer: finding.consumer, position: { head: block.number, finalized, canonical: true },
-      })
-      blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
-      await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false, fence)
-    }))
+    await settleAll(
+      findings.map(async (finding) => {
+        const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
+        if (finding.kind === 'unreadable') {
+          blockLog.error(failureFields(finding.error), unreadableForGood)
+          return
+        }
+        if (finding.kind === 'unresolved') {
+          blockLog.warn(failureFields(finding.error), 'payment transaction found but unreadable; retrying on the next block')
+          await saveMatch(deps.db, finding.match, deps.clock(), fence)
+          return
+        }
+        const expectation = expectationOf(finding.tracking)
+        const judgement = judge(expectation, {
+          given: finding.given,
+          consumer: finding.consumer,
+          position: { head: block.number, finalized, canonical: true },
+        })
+        blockLog.debug({ judgement: judgement.status, transaction: finding.match.transaction }, 'payment transaction found')
+        await deps.verdicts.apply(finding.tracking, expectation, judgement, finding.match, false, fence)
+      }),
+    )
   }
 
   const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined) => {
@@ -152,7 +171,11 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
     // successes whose block is not final yet.
     const [candidates, matched, watched] = await Promise.all([
-      findBlockCandidates(deps.db, deps.chain, block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash }))),
+      findBlockCandidates(
+        deps.db,
+        deps.chain,
+        block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
+      ),
       findMatchedTrackings(deps.db, deps.chain),
       deps.successes.read(),
     ])
@@ -165,7 +188,12 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     const ms = performance.now() - started
     deps.metrics.blockProcessed(deps.chain, ms / 1000)
     deps.onBlockProcessed?.({
-      chain: deps.chain, number: block.number, transactions: block.transactions.length, candidates: candidates.length, rejudged, ms,
+      chain: deps.chain,
+      number: block.number,
+      transactions: block.transactions.length,
+      candidates: candidates.length,
+      rejudged,
+      ms,
     })
     deps.metrics.head(deps.chain, block.number, block.timestamp)
   }
@@ -179,7 +207,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         for (const id of dropped) deps.verdicts.searchingAgain(id)
         await deps.successes.reorg(event.ancestor, fence)
         deps.metrics.reorg(deps.chain, event.removed.length)
-        if (dropped.length > 0) log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
+        if (dropped.length > 0)
+          log.info({ ancestor: event.ancestor, trackings: dropped }, 'reorg dropped matched transactions: searching again')
         return
       }
       case 'finalize':

@@ -85,7 +85,11 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
 
   const follow = async (signal: AbortSignal, fence: WriteFence) => {
     const current = createBlockFollower({
-      chain, reader: deps.reader, db: deps.db, logger, fence,
+      chain,
+      reader: deps.reader,
+      db: deps.db,
+      logger,
+      fence,
       sink: (event) => exclusive(() => deps.sink(event, fence)),
     })
     follower = current
@@ -180,7 +184,9 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     async syncNow() {
       const current = follower
       if (!current) return false
-      while (!(await current.sync())) { /* catching up, one slice at a time */ }
+      while (!(await current.sync())) {
+        /* catching up, one slice at a time */
+      }
       return true
     },
   }

@@ -21,55 +21,131 @@ export function createEngineMetrics(
   options: { now: () => Date; chains: string[]; countPending: () => Promise<Map<string, number>> },
 ): EngineMetrics {
   const headTimestamps = new Map<string, number>()
-  const head = once(registry, 'paywatch_chain_head_block', () => new Gauge({
-    name: 'paywatch_chain_head_block', help: 'Newest block processed by this node, per chain', labelNames: ['chain'], registers: [registry],
-  }))
-  once(registry, 'paywatch_chain_head_age_seconds', () => new Gauge({
-    name: 'paywatch_chain_head_age_seconds', help: 'Age of the newest processed block (now - block timestamp)',
-    labelNames: ['chain'], registers: [registry],
-    collect() {
-      const now = options.now().getTime() / 1000
-      for (const [chain, timestamp] of headTimestamps) this.set({ chain }, Math.max(0, now - timestamp))
-    },
-  }))
-  const finalized = once(registry, 'paywatch_chain_finalized_block', () => new Gauge({
-    name: 'paywatch_chain_finalized_block', help: 'Finalized block as known to the follower', labelNames: ['chain'], registers: [registry],
-  }))
-  const blocks = once(registry, 'paywatch_chain_blocks_processed_total', () => new Counter({
-    name: 'paywatch_chain_blocks_processed_total', help: 'Blocks processed by the chain engine', labelNames: ['chain'], registers: [registry],
-  }))
-  const processing = once(registry, 'paywatch_chain_block_processing_seconds', () => new Histogram({
-    name: 'paywatch_chain_block_processing_seconds', help: 'Time to match and judge one block',
-    labelNames: ['chain'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5], registers: [registry],
-  }))
-  const reorgs = once(registry, 'paywatch_chain_reorgs_total', () => new Counter({
-    name: 'paywatch_chain_reorgs_total', help: 'Chain reorganizations seen', labelNames: ['chain'], registers: [registry],
-  }))
-  const reorgDepth = once(registry, 'paywatch_chain_reorg_depth_blocks_total', () => new Counter({
-    name: 'paywatch_chain_reorg_depth_blocks_total', help: 'Blocks replaced by reorganizations', labelNames: ['chain'], registers: [registry],
-  }))
-  const completions = once(registry, 'paywatch_trackings_completed_total', () => new Counter({
-    name: 'paywatch_trackings_completed_total', help: 'Trackings completed by this node',
-    labelNames: ['chain', 'status', 'reason'], registers: [registry],
-  }))
-  const revertedAfterSuccess = once(registry, 'paywatch_reverted_after_success_total', () => new Counter({
-    name: 'paywatch_reverted_after_success_total',
-    help: 'Successful payments whose transaction left the canonical chain (a reorg deeper than their confirmations)',
-    labelNames: ['chain'], registers: [registry],
-  }))
-  once(registry, 'paywatch_trackings_pending', () => new Gauge({
-    name: 'paywatch_trackings_pending', help: 'Pending trackings per chain', labelNames: ['chain'], registers: [registry],
-    async collect() {
-      try {
-        const counts = await options.countPending()
-        this.reset()
-        for (const chain of options.chains) this.set({ chain }, 0)
-        for (const [chain, count] of counts) this.set({ chain }, count)
-      } catch {
-        // A database hiccup must not fail the whole scrape.
-      }
-    },
-  }))
+  const head = once(
+    registry,
+    'paywatch_chain_head_block',
+    () =>
+      new Gauge({
+        name: 'paywatch_chain_head_block',
+        help: 'Newest block processed by this node, per chain',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  once(
+    registry,
+    'paywatch_chain_head_age_seconds',
+    () =>
+      new Gauge({
+        name: 'paywatch_chain_head_age_seconds',
+        help: 'Age of the newest processed block (now - block timestamp)',
+        labelNames: ['chain'],
+        registers: [registry],
+        collect() {
+          const now = options.now().getTime() / 1000
+          for (const [chain, timestamp] of headTimestamps) this.set({ chain }, Math.max(0, now - timestamp))
+        },
+      }),
+  )
+  const finalized = once(
+    registry,
+    'paywatch_chain_finalized_block',
+    () =>
+      new Gauge({
+        name: 'paywatch_chain_finalized_block',
+        help: 'Finalized block as known to the follower',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  const blocks = once(
+    registry,
+    'paywatch_chain_blocks_processed_total',
+    () =>
+      new Counter({
+        name: 'paywatch_chain_blocks_processed_total',
+        help: 'Blocks processed by the chain engine',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  const processing = once(
+    registry,
+    'paywatch_chain_block_processing_seconds',
+    () =>
+      new Histogram({
+        name: 'paywatch_chain_block_processing_seconds',
+        help: 'Time to match and judge one block',
+        labelNames: ['chain'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+        registers: [registry],
+      }),
+  )
+  const reorgs = once(
+    registry,
+    'paywatch_chain_reorgs_total',
+    () =>
+      new Counter({
+        name: 'paywatch_chain_reorgs_total',
+        help: 'Chain reorganizations seen',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  const reorgDepth = once(
+    registry,
+    'paywatch_chain_reorg_depth_blocks_total',
+    () =>
+      new Counter({
+        name: 'paywatch_chain_reorg_depth_blocks_total',
+        help: 'Blocks replaced by reorganizations',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  const completions = once(
+    registry,
+    'paywatch_trackings_completed_total',
+    () =>
+      new Counter({
+        name: 'paywatch_trackings_completed_total',
+        help: 'Trackings completed by this node',
+        labelNames: ['chain', 'status', 'reason'],
+        registers: [registry],
+      }),
+  )
+  const revertedAfterSuccess = once(
+    registry,
+    'paywatch_reverted_after_success_total',
+    () =>
+      new Counter({
+        name: 'paywatch_reverted_after_success_total',
+        help: 'Successful payments whose transaction left the canonical chain (a reorg deeper than their confirmations)',
+        labelNames: ['chain'],
+        registers: [registry],
+      }),
+  )
+  once(
+    registry,
+    'paywatch_trackings_pending',
+    () =>
+      new Gauge({
+        name: 'paywatch_trackings_pending',
+        help: 'Pending trackings per chain',
+        labelNames: ['chain'],
+        registers: [registry],
+        async collect() {
+          try {
+            const counts = await options.countPending()
+            this.reset()
+            for (const chain of options.chains) this.set({ chain }, 0)
+            for (const [chain, count] of counts) this.set({ chain }, count)
+          } catch {
+            // A database hiccup must not fail the whole scrape.
+          }
+        },
+      }),
+  )
   return {
     head(chain, number, timestamp) {
       head.set({ chain }, Number(number))

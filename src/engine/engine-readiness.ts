@@ -8,7 +8,9 @@ import type { ChainContext } from './chain-context.ts'
  * (another node leads it, or it has not synced yet).
  */
 export async function chainsReadiness(
-  contexts: Iterable<ChainContext>, fallbackReadiness: () => Promise<ChainReadiness[]>, clock: Clock,
+  contexts: Iterable<ChainContext>,
+  fallbackReadiness: () => Promise<ChainReadiness[]>,
+  clock: Clock,
 ): Promise<ChainReadiness[]> {
   const all = [...contexts]
   const probed = new Map<string, ChainReadiness>()

@@ -64,9 +64,11 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
       log.warn({ ...failureFields(error), retryInMs: delay }, 'new tracking check failed; retrying')
       const timer = setTimeout(() => {
         retries.delete(timer)
-        void track(findPendingTracking(deps.db, tracking.id)
-          .then((fresh) => (fresh ? check(fresh, failures + 1) : undefined))
-          .catch((err: unknown) => log.warn({ err }, 'could not re-read the tracking for its check')))
+        void track(
+          findPendingTracking(deps.db, tracking.id)
+            .then((fresh) => (fresh ? check(fresh, failures + 1) : undefined))
+            .catch((err: unknown) => log.warn({ err }, 'could not re-read the tracking for its check')),
+        )
       }, delay)
       timer.unref()
       retries.add(timer)

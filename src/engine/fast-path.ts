@@ -62,8 +62,13 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   const expectation = expectationOf(tracking)
   const judgement = judge(expectation, { given, consumer, position: { head: head.number, finalized, canonical: true } })
   const match: TrackingMatch = {
-    trackingId: tracking.id, chain: deps.chain, blockNumber: judged.blockNumber, blockHash: judged.blockHash,
-    transaction: judged.hash, evidence: { given, consumer }, pendingHashes: null,
+    trackingId: tracking.id,
+    chain: deps.chain,
+    blockNumber: judged.blockNumber,
+    blockHash: judged.blockHash,
+    transaction: judged.hash,
+    evidence: { given, consumer },
+    pendingHashes: null,
   }
   await deps.exclusive(() => deps.verdicts.apply(tracking, expectation, judgement, match, false))
   return 'judged'

@@ -31,7 +31,13 @@ const UNSUBSCRIBE_TIMEOUT_MS = 1_000
 function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))
-  return Promise.race([work.then(() => {}, () => {}), late]).finally(() => clearTimeout(timer))
+  return Promise.race([
+    work.then(
+      () => {},
+      () => {},
+    ),
+    late,
+  ]).finally(() => clearTimeout(timer))
 }
 
 export function createHeadSignal(options: HeadSignalOptions): HeadSignal {

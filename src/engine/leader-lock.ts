@@ -96,17 +96,18 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
     }
   }
 
-  const waitForRetry = (signal: AbortSignal) => new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', done)
-      wakeUp = undefined
-      resolve()
-    }
-    const timer = setTimeout(done, retryMs)
-    signal.addEventListener('abort', done, { once: true })
-    wakeUp = done
-  })
+  const waitForRetry = (signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        wakeUp = undefined
+        resolve()
+      }
+      const timer = setTimeout(done, retryMs)
+      signal.addEventListener('abort', done, { once: true })
+      wakeUp = done
+    })
 
   return {
     async acquire(signal) {
@@ -140,8 +141,9 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
       current = undefined
       clearInterval(held.timer)
       held.controller.abort()
-      await releaseLease(db, held.fence, options.notifyChannel)
-        .catch((error: unknown) => log?.warn({ err: error }, 'could not release the chain lease; it expires by itself'))
+      await releaseLease(db, held.fence, options.notifyChannel).catch((error: unknown) =>
+        log?.warn({ err: error }, 'could not release the chain lease; it expires by itself'),
+      )
     },
     wake() {
       wakeUp?.()

@@ -28,25 +28,38 @@ export interface LeaseChannel {
  * takes over at once (`wake(chain)` is told); on the embedded database this process is alone.
  */
 export function createLeaseChannel(
-  database: DatabaseHandle, logger: Logger, wake: (chain: string | undefined) => void, options: LeaseChannelOptions = {},
+  database: DatabaseHandle,
+  logger: Logger,
+  wake: (chain: string | undefined) => void,
+  options: LeaseChannelOptions = {},
 ): LeaseChannel {
   const postgresUrl = database.kind === 'postgres' ? database.url : null
   const leaseDb: Db = postgresUrl ? openDedicatedConnection(postgresUrl, 'paywatch-lease') : database.db
   const holder = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
   const listener: PgListener | undefined = postgresUrl
     ? createPgListener({
-      url: postgresUrl, channel: LEASE_CHANNEL, logger, applicationName: 'paywatch-lease-listen',
-      onNotification: (chain) => wake(chain),
-      // Releases announced while the connection was down are gone: try every chain now.
-      onReconnect: () => wake(undefined),
-    })
+        url: postgresUrl,
+        channel: LEASE_CHANNEL,
+        logger,
+        applicationName: 'paywatch-lease-listen',
+        onNotification: (chain) => wake(chain),
+        // Releases announced while the connection was down are gone: try every chain now.
+        onReconnect: () => wake(undefined),
+      })
     : undefined
   return {
-    lockFor: (chain) => chainLease({
-      db: leaseDb, chain, holder, exclusive: !postgresUrl, logger,
-      ttlMs: options.leaseTtlMs, renewMs: options.leaseRenewMs, retryMs: options.lockRetryMs,
-      notifyChannel: postgresUrl ? LEASE_CHANNEL : undefined,
-    }),
+    lockFor: (chain) =>
+      chainLease({
+        db: leaseDb,
+        chain,
+        holder,
+        exclusive: !postgresUrl,
+        logger,
+        ttlMs: options.leaseTtlMs,
+        renewMs: options.leaseRenewMs,
+        retryMs: options.lockRetryMs,
+        notifyChannel: postgresUrl ? LEASE_CHANNEL : undefined,
+      }),
     async start() {
       await listener?.start()
     },

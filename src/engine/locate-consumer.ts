@@ -57,7 +57,14 @@ async function inBlock(reader: ChainReader, number: bigint, sender: Address, non
   return tx ? { block, tx } : null
 }
 
-async function scan(reader: ChainReader, sender: Address, nonce: bigint, from: bigint, to: bigint, options: LocateOptions): Promise<Located | null> {
+async function scan(
+  reader: ChainReader,
+  sender: Address,
+  nonce: bigint,
+  from: bigint,
+  to: bigint,
+  options: LocateOptions,
+): Promise<Located | null> {
   const max = BigInt(options.maxScanBlocks ?? 2_000)
   const step = BigInt(options.scanConcurrency ?? 8)
   const last = to - from + 1n > max ? from + max - 1n : to

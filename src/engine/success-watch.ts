@@ -41,10 +41,16 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   const announce = async (taken: Awaited<ReturnType<typeof takeSuccessWatches>>) => {
     for (const { watch, tracking } of taken) {
       deps.metrics.revertedAfterSuccess(deps.chain)
-      log.warn({
-        tracking: tracking.id, transaction: watch.transaction, block: watch.blockNumber, blockHash: watch.blockHash,
-        confirmations: tracking.confirmations,
-      }, 'successful payment left the canonical chain')
+      log.warn(
+        {
+          tracking: tracking.id,
+          transaction: watch.transaction,
+          block: watch.blockNumber,
+          blockHash: watch.blockHash,
+          confirmations: tracking.confirmations,
+        },
+        'successful payment left the canonical chain',
+      )
       deps.events.emit('reverted', { tracking, transaction: watch.transaction, blockNumber: watch.blockNumber, blockHash: watch.blockHash })
     }
   }
@@ -56,9 +62,8 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
       const gone: string[] = []
       for (const watch of watches) {
         // The block being processed is not in the window yet: compared with it directly.
-        const held = watch.blockNumber === block.number
-          ? watch.blockHash === block.hash.toLowerCase()
-          : deps.holds(watch.blockNumber, watch.blockHash)
+        const held =
+          watch.blockNumber === block.number ? watch.blockHash === block.hash.toLowerCase() : deps.holds(watch.blockNumber, watch.blockHash)
         if (held === false) gone.push(watch.trackingId)
         else if (watch.blockNumber <= finalized) final.push(watch.trackingId)
       }

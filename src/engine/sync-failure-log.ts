@@ -10,6 +10,7 @@ import { isRpcFailure, rpcFailureFields } from '../chain/rpc-failure.ts'
  */
 export function logSyncFailure(log: Logger, error: unknown, fields: { block: bigint | undefined; retryInMs: number }): void {
   if (isTransient(error)) log.warn({ ...rpcFailureFields(error), ...fields }, 'chain sync failed; retrying')
-  else if (isRpcFailure(error)) log.error({ ...rpcFailureFields(error), ...fields }, 'chain sync failed: the RPC answer cannot be used (not a passing failure)')
+  else if (isRpcFailure(error))
+    log.error({ ...rpcFailureFields(error), ...fields }, 'chain sync failed: the RPC answer cannot be used (not a passing failure)')
   else log.error({ err: error, ...fields }, 'chain sync failed; retrying')
 }

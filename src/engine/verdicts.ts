@@ -33,7 +33,12 @@ export interface Verdicts {
    * `fence`: the chain follower's lease; its writes land only while this node still leads the chain.
    */
   apply(
-    tracking: Tracking, expectation: Expectation, judgement: Judgement, match: TrackingMatch | null, stored: boolean, fence?: WriteFence,
+    tracking: Tracking,
+    expectation: Expectation,
+    judgement: Judgement,
+    match: TrackingMatch | null,
+    stored: boolean,
+    fence?: WriteFence,
   ): Promise<void>
   /** The tracking's match was dropped (reorg): it is searched for again; progress falls back to 0. */
   searchingAgain(trackingId: string): void
@@ -121,10 +126,17 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           return
         case 'success': {
           // A success by confirmations rests on a block the chain may still drop: watched until final.
-          const inclusion = match && expectation.commitment === 'confirmed'
-            ? { chain: deps.chain, blockNumber: match.blockNumber, blockHash: match.blockHash }
-            : undefined
-          return complete(tracking, { status: 'success', transaction: transaction ?? judgement.transaction, inclusion }, match, stored, fence)
+          const inclusion =
+            match && expectation.commitment === 'confirmed'
+              ? { chain: deps.chain, blockNumber: match.blockNumber, blockHash: match.blockHash }
+              : undefined
+          return complete(
+            tracking,
+            { status: 'success', transaction: transaction ?? judgement.transaction, inclusion },
+            match,
+            stored,
+            fence,
+          )
         }
         case 'failed':
           return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored, fence)

@@ -10,5 +10,8 @@ export function apiVersionOf(request: FastifyRequest): ApiVersion | undefined {
   if (raw === undefined) return undefined
   const value = Array.isArray(raw) ? raw[0] : raw
   if ((SUPPORTED_API_VERSIONS as readonly string[]).includes(value?.trim() ?? '')) return value!.trim() as ApiVersion
-  throw problem('UNSUPPORTED_API_VERSION', `x-api-version ${JSON.stringify(value)} is not supported; supported: ${SUPPORTED_API_VERSIONS.join(', ')}`)
+  throw problem(
+    'UNSUPPORTED_API_VERSION',
+    `x-api-version ${JSON.stringify(value)} is not supported; supported: ${SUPPORTED_API_VERSIONS.join(', ')}`,
+  )
 }

@@ -25,7 +25,8 @@ export function createAppTokenAuth(db: Db, clock: Clock) {
     if (!match) throw unauthorized('send the access token of a grant to your app as Authorization: Bearer <token>', 'invalid_request')
     const token = match[1]!
     const found = token.length <= MAX_TOKEN_LENGTH ? await authenticateAccessToken(db, token, clock()) : undefined
-    if (!found || found.appOwnerId !== caller.accountId) throw unauthorized('the access token is unknown, revoked, expired or not granted to an app of this API key')
+    if (!found || found.appOwnerId !== caller.accountId)
+      throw unauthorized('the access token is unknown, revoked, expired or not granted to an app of this API key')
     if (!grantsScope(found.grant.scopes, scope)) {
       throw problem('FORBIDDEN', `the access token lacks the scope ${scope}`, {
         headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },

@@ -1,4 +1,11 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify'
 import type { Socket } from 'node:net'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -95,8 +102,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
   await app.register(adminRoutes, {
-    db: deps.db, clock: deps.common.clock, adminToken: deps.common.config.adminToken,
-    onKeyRevoked: deps.auth.forgetKey, onKeyCreated: deps.auth.forgetUnknown,
+    db: deps.db,
+    clock: deps.common.clock,
+    adminToken: deps.common.config.adminToken,
+    onKeyRevoked: deps.auth.forgetKey,
+    onKeyCreated: deps.auth.forgetUnknown,
   })
   for (const plugin of deps.publicPlugins ?? []) await app.register(plugin)
 
@@ -123,8 +133,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     api.addHook('onResponse', release)
     api.addHook('onRequestAbort', release)
     await api.register(paymentRoutes, {
-      db: deps.db, chains: deps.chains, events: deps.events, now: deps.common.clock,
-      referenceChecks: deps.referenceChecks, decorateRecord: deps.decorateRecord,
+      db: deps.db,
+      chains: deps.chains,
+      events: deps.events,
+      now: deps.common.clock,
+      referenceChecks: deps.referenceChecks,
+      decorateRecord: deps.decorateRecord,
     })
     for (const plugin of deps.apiPlugins ?? []) await api.register(plugin)
   })
@@ -183,11 +197,14 @@ const checkEveryMs = (timeoutMs: number): number => Math.max(100, Math.min(1000,
  * whatever the path's form (`//v2/payments/…`, a route that does not exist, percent-encoded).
  */
 function httpLogger(logger: Logger, routeWords: Set<string>): Logger {
-  return logger.child({}, {
-    serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url, routeWords) }),
+  return logger.child(
+    {},
+    {
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: maskSecrets(req.url, routeWords) }),
+      },
     },
-  })
+  )
 }
 
 export function maskSecrets(url: string, routeWords: ReadonlySet<string>): string {
@@ -199,7 +216,14 @@ export function maskSecrets(url: string, routeWords: ReadonlySet<string>): strin
     const text = pair.split('=')[0]!
     return /^[a-z_]{1,32}$/.test(text) ? text : `${text.slice(0, 4)}…`
   }
-  const query = queryAt < 0 ? '' : `?${url.slice(queryAt + 1).split('&').map((pair) => `${name(pair)}=…`).join('&')}`
+  const query =
+    queryAt < 0
+      ? ''
+      : `?${url
+          .slice(queryAt + 1)
+          .split('&')
+          .map((pair) => `${name(pair)}=…`)
+          .join('&')}`
   const masked = path.split(/(?=[/\\])/).map((part) => {
     const word = part.replace(/^[/\\]/, '')
     return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${word.slice(0, 4)}…`
@@ -216,12 +240,16 @@ function collectRouteWords(app: FastifyInstance, words: Set<string>): void {
 
 function installHttpMetrics(app: FastifyInstance, common: Common): void {
   const requests = new Counter({
-    name: 'paywatch_http_requests_total', help: 'HTTP requests by route and status',
-    labelNames: ['method', 'route', 'status'], registers: [common.metrics.registry],
+    name: 'paywatch_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [common.metrics.registry],
   })
   const duration = new Histogram({
-    name: 'paywatch_http_request_duration_seconds', help: 'HTTP request duration',
-    labelNames: ['method', 'route'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    name: 'paywatch_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
     registers: [common.metrics.registry],
   })
   app.addHook('onResponse', async (request, reply) => {

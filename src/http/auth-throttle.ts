@@ -20,8 +20,13 @@ const SUSPECTS_MAX = 100_000
 export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = systemClock) {
   const failures: RateLimiterAbstract = redis
     ? new RateLimiterRedis({
-        storeClient: redis, points: limit, duration: WINDOW_SEC, keyPrefix: 'paywatch:authfail', useRedisPackage: false,
-        rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points: limit, duration: WINDOW_SEC, keyPrefix: 'authfail' }),
+        storeClient: redis,
+        points: limit,
+        duration: WINDOW_SEC,
+        keyPrefix: 'paywatch:authfail',
+        useRedisPackage: false,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points: limit, duration: WINDOW_SEC, keyPrefix: 'authfail' }),
       })
     : new RateLimiterMemory({ points: limit, duration: WINDOW_SEC, keyPrefix: 'authfail' })
   const suspects = new Map<string, number>()
@@ -29,7 +34,10 @@ export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = 
   const tooMany = (msBeforeNext: number): HttpProblem => {
     const retry = Math.max(1, Math.ceil(msBeforeNext / 1000))
     return rateLimited(`too many failed authentications from this address; retry in ${retry} s`, {
-      'retry-after': String(retry), 'ratelimit-limit': String(limit), 'ratelimit-remaining': '0', 'ratelimit-reset': String(retry),
+      'retry-after': String(retry),
+      'ratelimit-limit': String(limit),
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': String(retry),
     })
   }
 

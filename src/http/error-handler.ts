@@ -25,7 +25,9 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof HttpProblem) return sendProblem(reply, error)
     if (error.validation) {
       const errors = error.validation.map((v) => ({
-        path: (v.instancePath || `/${(v.params as { missingProperty?: string }).missingProperty ?? ''}`).replace(/^\//, '').replace(/\//g, '.'),
+        path: (v.instancePath || `/${(v.params as { missingProperty?: string }).missingProperty ?? ''}`)
+          .replace(/^\//, '')
+          .replace(/\//g, '.'),
         message: v.message ?? 'is invalid',
       }))
       return sendProblem(reply, problem('VALIDATION_FAILED', `${error.validationContext ?? 'request'} is invalid`, { errors }))
@@ -41,9 +43,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unhandled error')
     return sendProblem(reply, problem('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged'))
   })
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, noRoute(request.method, request.url)),
-  )
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, noRoute(request.method, request.url)))
 }
 
 /** Errors Fastify raises before routing (malformed URL, over-long parameter): the same problem bodies. */
@@ -61,15 +61,18 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     socket.destroy()
     return
   }
-  const [code, detail]: [ProblemCode, string] = error.code === 'HPE_HEADER_OVERFLOW'
-    ? ['HEADERS_TOO_LARGE', 'the request headers are too large']
-    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? ['REQUEST_TIMEOUT', 'the request did not arrive in time; send it again']
-      : ['BAD_REQUEST', 'the HTTP request is malformed']
+  const [code, detail]: [ProblemCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['HEADERS_TOO_LARGE', 'the request headers are too large']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['REQUEST_TIMEOUT', 'the request did not arrive in time; send it again']
+        : ['BAD_REQUEST', 'the HTTP request is malformed']
   const { status, title } = PROBLEMS[code]
   const body = JSON.stringify(problemBody(problem(code, detail)))
-  socket.end(`HTTP/1.1 ${status} ${title}\r\nconnection: close\r\n` +
-    `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nconnection: close\r\n` +
+      `content-type: application/problem+json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
   // A client that reads nothing must not keep the socket half-open.
   setTimeout(() => socket.destroy(), 1000).unref()
 }

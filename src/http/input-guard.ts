@@ -20,7 +20,10 @@ export function findUnacceptableJson(value: unknown): { path: string; message: s
       } else {
         for (const [key, child] of Object.entries(current)) {
           if (!isStorableText(key)) {
-            return { path: join(path, key.replace(/[\u0000\uD800-\uDFFF]/g, '?')), message: 'keys must not contain NUL characters or unpaired surrogates' }
+            return {
+              path: join(path, key.replace(/[\u0000\uD800-\uDFFF]/g, '?')),
+              message: 'keys must not contain NUL characters or unpaired surrogates',
+            }
           }
           stack.push({ value: child, path: join(path, key), depth: depth + 1 })
         }
@@ -46,7 +49,10 @@ export function installJsonBodyParser(app: FastifyInstance, bodyLimit: number): 
     // Compressed bodies are not decoded: say so (RFC 9110 15.5.16) instead of calling the bytes malformed JSON.
     const encoding = request.headers['content-encoding']?.trim().toLowerCase()
     if (encoding && encoding !== 'identity') {
-      return done(problem('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not accepted; send the JSON uncompressed`), undefined)
+      return done(
+        problem('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(encoding)} is not accepted; send the JSON uncompressed`),
+        undefined,
+      )
     }
     const text = body as string
     if (text.trim() === '') return done(null, undefined)

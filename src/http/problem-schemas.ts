@@ -11,18 +11,27 @@ import { PROBLEM_CODES, PROBLEMS, type ProblemCode } from './problem.ts'
 const Str = (description?: string) => Type.String(description ? { description } : {})
 
 function problemObject(codes: readonly ProblemCode[], description: string): TSchema {
-  return Type.Object({
-    type: Str(), title: Str(), status: Type.Integer(), detail: Str(),
-    code: Type.String({ enum: [...codes], description: 'stable upper-case error code' }),
-    errors: Type.Optional(Type.Array(Type.Object({ path: Str(), message: Str() }))),
-  }, { description })
+  return Type.Object(
+    {
+      type: Str(),
+      title: Str(),
+      status: Type.Integer(),
+      detail: Str(),
+      code: Type.String({ enum: [...codes], description: 'stable upper-case error code' }),
+      errors: Type.Optional(Type.Array(Type.Object({ path: Str(), message: Str() }))),
+    },
+    { description },
+  )
 }
 
 const describe = (codes: readonly ProblemCode[]): string =>
   `RFC 9457 problem (application/problem+json): ${codes.map((code) => `${code} (${PROBLEMS[code].description})`).join('; ')}`
 
 /** Any 4xx problem of the catalogue (docs/api.md §6): for the routes that document `'4xx'` without listing codes. */
-export const problemSchema = problemObject(PROBLEM_CODES.filter((code) => PROBLEMS[code].status < 500), 'RFC 9457 problem (application/problem+json)')
+export const problemSchema = problemObject(
+  PROBLEM_CODES.filter((code) => PROBLEMS[code].status < 500),
+  'RFC 9457 problem (application/problem+json)',
+)
 
 /** One entry per status of these codes, each listing its codes. */
 function byStatus(codes: readonly ProblemCode[]): Record<number, TSchema> {
@@ -41,7 +50,13 @@ export function problemResponses(...codes: ProblemCode[]): Record<number | '4xx'
 
 /** Problems any route may answer; a body adds the body's (docs/api.md §6). */
 export const EVERY_ROUTE_PROBLEMS: ProblemCode[] = ['BAD_URL', 'INTERNAL_ERROR']
-export const BODY_PROBLEMS: ProblemCode[] = ['MALFORMED_JSON', 'INVALID_CONTENT_LENGTH', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']
+export const BODY_PROBLEMS: ProblemCode[] = [
+  'MALFORMED_JSON',
+  'INVALID_CONTENT_LENGTH',
+  'VALIDATION_FAILED',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+]
 /** The API key hooks (src/http/app.ts): authentication, x-api-version and the per-key limits. */
 export const API_KEY_PROBLEMS: ProblemCode[] = ['UNAUTHORIZED', 'UNSUPPORTED_API_VERSION', 'RATE_LIMITED']
 /** The admin guard (src/http/routes/admin.ts): a wrong token, or no admin API without one; the failed-authentication throttle. */

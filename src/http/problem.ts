@@ -9,7 +9,11 @@ import type { FieldError } from '../domain/field-errors.ts'
  * phrase of its status, as clients have always been sent.
  */
 export const PROBLEMS = {
-  VALIDATION_FAILED: { status: 400, title: 'Bad Request', description: 'a request field is invalid; `errors` lists each field with its path' },
+  VALIDATION_FAILED: {
+    status: 400,
+    title: 'Bad Request',
+    description: 'a request field is invalid; `errors` lists each field with its path',
+  },
   UNSUPPORTED_BLOCKCHAIN: { status: 400, title: 'Bad Request', description: 'the blockchain is not tracked by this service' },
   UNSUPPORTED_API_VERSION: { status: 400, title: 'Bad Request', description: 'x-api-version names a version this service does not speak' },
   MALFORMED_JSON: { status: 400, title: 'Bad Request', description: 'the body is empty or not valid JSON' },
@@ -17,7 +21,11 @@ export const PROBLEMS = {
   BAD_URL: { status: 400, title: 'Bad Request', description: 'the URL is malformed, holds a NUL character or invalid Unicode' },
   BAD_REQUEST: { status: 400, title: 'Bad Request', description: 'the HTTP request is malformed or cannot be routed' },
   BAD_WEBSOCKET_HANDSHAKE: { status: 400, title: 'Bad Request', description: 'the WebSocket handshake headers were refused' },
-  UNAUTHORIZED: { status: 401, title: 'Unauthorized', description: 'the API key, access token or admin token is missing, unknown or revoked' },
+  UNAUTHORIZED: {
+    status: 401,
+    title: 'Unauthorized',
+    description: 'the API key, access token or admin token is missing, unknown or revoked',
+  },
   FORBIDDEN: { status: 403, title: 'Forbidden', description: 'the access token lacks the scope' },
   NOT_FOUND: { status: 404, title: 'Not Found', description: "no such route or resource, or another account's" },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout', description: 'the request did not arrive in time' },
@@ -29,7 +37,11 @@ export const PROBLEMS = {
   RATE_LIMITED: { status: 429, title: 'Too Many Requests', description: 'over a limit; see Retry-After and RateLimit-*' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large', description: 'the request headers are too large' },
   INTERNAL_ERROR: { status: 500, title: 'Internal Server Error', description: 'a bug; it has been logged' },
-  CHAIN_UNAVAILABLE: { status: 503, title: 'Service Unavailable', description: 'the blockchain RPC did not answer; retry after Retry-After' },
+  CHAIN_UNAVAILABLE: {
+    status: 503,
+    title: 'Service Unavailable',
+    description: 'the blockchain RPC did not answer; retry after Retry-After',
+  },
   CABLE_FULL: { status: 503, title: 'Service Unavailable', description: 'the node holds its limit of widget connections' },
 } as const satisfies Record<string, { status: number; title: string; description: string }>
 
@@ -71,15 +83,28 @@ export const problem = (code: ProblemCode, detail: string, options: ProblemOptio
 
 /** Reason phrases of the statuses a problem may carry outside the catalogue's (a passed-through framework 4xx). */
 const statusTitles: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
-  426: 'Upgrade Required', 429: 'Too Many Requests', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 }
 
 /** The title of a status: the catalogue's for its own codes, the reason phrase otherwise. */
 export function problemTitle(code: string, status: number): string {
   const known = (PROBLEMS as Record<string, { status: number; title: string }>)[code]
-  return known && known.status === status ? known.title : statusTitles[status] ?? 'Error'
+  return known && known.status === status ? known.title : (statusTitles[status] ?? 'Error')
 }
 
 export const problemType = (code: string): string => `urn:paywatch:problem:${code.toLowerCase().replace(/_/g, '-')}`

@@ -17,8 +17,13 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
   const make = (points: number, duration: number, prefix: string): RateLimiterAbstract =>
     redis
       ? new RateLimiterRedis({
-          storeClient: redis, points, duration, keyPrefix: `paywatch:${prefix}`, useRedisPackage: false,
-          rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory({ points, duration, keyPrefix: prefix }),
+          storeClient: redis,
+          points,
+          duration,
+          keyPrefix: `paywatch:${prefix}`,
+          useRedisPackage: false,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: new RateLimiterMemory({ points, duration, keyPrefix: prefix }),
         })
       : new RateLimiterMemory({ points, duration, keyPrefix: prefix })
   const perSecond = make(config.rps, 1, 'rps')
@@ -32,7 +37,10 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
   })
   const refuse = (what: string, limit: number, res: RateLimiterRes): HttpProblem => {
     const retry = Math.max(1, Math.ceil(res.msBeforeNext / 1000))
-    return rateLimited(`over the limit of ${limit} ${what} for this API key; retry in ${retry} s`, { ...headers(limit, res), 'retry-after': String(retry) })
+    return rateLimited(`over the limit of ${limit} ${what} for this API key; retry in ${retry} s`, {
+      ...headers(limit, res),
+      'retry-after': String(retry),
+    })
   }
 
   return {
@@ -66,7 +74,10 @@ export function createRateLimits(config: RateLimitConfig, redis?: Redis) {
       if (!release) {
         // The headers describe the limit that refused: no parallel slot is left now; one may be free in a second.
         throw rateLimited(`over the limit of ${config.parallel} parallel requests for this API key`, {
-          'ratelimit-limit': String(config.parallel), 'ratelimit-remaining': '0', 'ratelimit-reset': '1', 'retry-after': '1',
+          'ratelimit-limit': String(config.parallel),
+          'ratelimit-remaining': '0',
+          'ratelimit-reset': '1',
+          'retry-after': '1',
         })
       }
       return release
@@ -102,7 +113,8 @@ function createInFlightCounter(limit: number, redis?: Redis) {
     // Wall time, not the injected clock: the scores are compared by every node sharing Redis, as the
     // counters of rate-limiter-flexible (which read Date.now() themselves) are.
     const now = Date.now()
-    const replies = await redis.multi()
+    const replies = await redis
+      .multi()
       .zremrangebyscore(redisKey, '-inf', now)
       .zadd(redisKey, now + SLOT_TTL_MS, member)
       .zcard(redisKey)

@@ -20,7 +20,9 @@ export const DEFAULT_DECORATION_ENTRIES = 5_000
 export function cacheDecorations(decorate: DecorateRecord, maxEntries = DEFAULT_DECORATION_ENTRIES): DecorateRecord {
   const cache = new Map<string, [string, string][]>()
   return async (tracking, body, reply) => {
-    const key = createHash('sha256').update(`${tracking.id}\n${tracking.integrationId ?? ''}\n${body}`).digest('base64')
+    const key = createHash('sha256')
+      .update(`${tracking.id}\n${tracking.integrationId ?? ''}\n${body}`)
+      .digest('base64')
     let headers = cache.get(key)
     if (headers) {
       // Least recently used first: a hit moves to the end.

@@ -20,7 +20,6 @@ export type CreateOutcome =
   | { kind: 'chain-unavailable' }
   | { kind: 'not-found'; detail: string }
 
-
 export interface CreatePaymentDeps {
   db: Db
   chains: ChainRegistry
@@ -75,7 +74,10 @@ export async function createPayment(deps: CreatePaymentDeps, accountId: string, 
 
 /** What a new tracking needs: the token's decimals (amounts must fit them) and the reference checks. */
 async function checkNewTracking(
-  deps: CreatePaymentDeps, chain: ChainHandle, accountId: string, request: PaymentRequest,
+  deps: CreatePaymentDeps,
+  chain: ChainHandle,
+  accountId: string,
+  request: PaymentRequest,
 ): Promise<CreateOutcome | { kind: 'ok'; decimals: number }> {
   let decimals: number
   try {
@@ -86,7 +88,10 @@ async function checkNewTracking(
     throw error
   }
   const errors: FieldError[] = []
-  for (const [path, value] of [['amount', request.amount], ['fee_amount', request.feeAmount]] as const) {
+  for (const [path, value] of [
+    ['amount', request.amount],
+    ['fee_amount', request.feeAmount],
+  ] as const) {
     if (value === null) continue
     try {
       toBaseUnits(value, decimals)
@@ -107,7 +112,11 @@ async function checkNewTracking(
 /** The account's tracking of this payment, else the one under this secret (one query). */
 function findExisting(db: Db, accountId: string, request: PaymentRequest): Promise<Tracking | undefined> {
   return findTrackingByIdentityOrSecret(db, {
-    accountId, blockchain: request.blockchain, sender: request.sender, nonce: request.nonce, secretId: request.secretId,
+    accountId,
+    blockchain: request.blockchain,
+    sender: request.sender,
+    nonce: request.nonce,
+    secretId: request.secretId,
   })
 }
 

@@ -14,7 +14,10 @@ export interface ApiKeyInfo {
 export async function createApiKey(db: Db, accountId: string): Promise<{ id: string; key: string }> {
   const key = newSecret('pw')
   const id = newId()
-  await db.insertInto('api_keys').values({ id, account_id: accountId, key_hash: hashSecret(key), prefix: key.slice(0, 7) }).execute()
+  await db
+    .insertInto('api_keys')
+    .values({ id, account_id: accountId, key_hash: hashSecret(key), prefix: key.slice(0, 7) })
+    .execute()
   return { id, key }
 }
 

@@ -14,12 +14,22 @@ export interface AppGrant {
 }
 
 type GrantRow = {
-  id: string; app_id: string; account_id: string; scopes: string[]
-  created_at: Date; expires_at: Date | null; revoked_at: Date | null
+  id: string
+  app_id: string
+  account_id: string
+  scopes: string[]
+  created_at: Date
+  expires_at: Date | null
+  revoked_at: Date | null
 }
 const toGrant = (row: GrantRow): AppGrant => ({
-  id: row.id, appId: row.app_id, accountId: row.account_id, scopes: row.scopes,
-  createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at,
+  id: row.id,
+  appId: row.app_id,
+  accountId: row.account_id,
+  scopes: row.scopes,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  revokedAt: row.revoked_at,
 })
 const grantColumns = ['id', 'app_id', 'account_id', 'scopes', 'created_at', 'expires_at', 'revoked_at'] as const
 
@@ -29,15 +39,29 @@ export async function createGrant(
   grant: { appId: string; accountId: string; scopes: string[]; expiresAt: Date | null },
 ): Promise<{ grant: AppGrant; accessToken: string }> {
   const accessToken = newSecret('pwt')
-  const row = await db.insertInto('app_grants').values({
-    id: newId(), app_id: grant.appId, account_id: grant.accountId, scopes: grant.scopes,
-    token_hash: hashSecret(accessToken), expires_at: grant.expiresAt,
-  }).returning(grantColumns).executeTakeFirstOrThrow()
+  const row = await db
+    .insertInto('app_grants')
+    .values({
+      id: newId(),
+      app_id: grant.appId,
+      account_id: grant.accountId,
+      scopes: grant.scopes,
+      token_hash: hashSecret(accessToken),
+      expires_at: grant.expiresAt,
+    })
+    .returning(grantColumns)
+    .executeTakeFirstOrThrow()
   return { grant: toGrant(row), accessToken }
 }
 
 export async function listGrants(db: Db, appId: string): Promise<AppGrant[]> {
-  const rows = await db.selectFrom('app_grants').select(grantColumns).where('app_id', '=', appId).orderBy('created_at').orderBy('id').execute()
+  const rows = await db
+    .selectFrom('app_grants')
+    .select(grantColumns)
+    .where('app_id', '=', appId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
   return rows.map(toGrant)
 }
 
@@ -54,14 +78,24 @@ export async function revokeGrant(db: Db, id: string, at: Date): Promise<boolean
  * revoked and not expired at `now`; the stored hash is compared in constant time.
  */
 export async function authenticateAccessToken(
-  db: Db, token: string, now: Date,
+  db: Db,
+  token: string,
+  now: Date,
 ): Promise<{ grant: AppGrant; appOwnerId: string } | undefined> {
   const hash = hashSecret(token)
-  const row = await db.selectFrom('app_grants')
+  const row = await db
+    .selectFrom('app_grants')
     .innerJoin('apps', 'apps.id', 'app_grants.app_id')
     .select([
-      'app_grants.id', 'app_grants.app_id', 'app_grants.account_id', 'app_grants.scopes', 'app_grants.created_at',
-      'app_grants.expires_at', 'app_grants.revoked_at', 'app_grants.token_hash', 'apps.account_id as app_owner_id',
+      'app_grants.id',
+      'app_grants.app_id',
+      'app_grants.account_id',
+      'app_grants.scopes',
+      'app_grants.created_at',
+      'app_grants.expires_at',
+      'app_grants.revoked_at',
+      'app_grants.token_hash',
+      'apps.account_id as app_owner_id',
     ])
     .where('app_grants.token_hash', '=', hash)
     .executeTakeFirst()

@@ -15,29 +15,49 @@ export async function loadChainWindow(db: Db, chain: string): Promise<WindowBloc
 
 /** Records a processed block: from now on a restart resumes after it. `fence`: only while this node leads. */
 export async function saveChainBlock(db: Db, chain: string, block: WindowBlock, fence?: WriteFence): Promise<void> {
-  await fenced(db, fence, (db) => db.insertInto('chain_blocks')
-    .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
-    .onConflict((oc) => oc.columns(['chain', 'number']).doUpdateSet({
-      hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp,
-    }))
-    .execute())
+  await fenced(db, fence, (db) =>
+    db
+      .insertInto('chain_blocks')
+      .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
+      .onConflict((oc) =>
+        oc.columns(['chain', 'number']).doUpdateSet({
+          hash: block.hash,
+          parent_hash: block.parentHash,
+          timestamp: block.timestamp,
+        }),
+      )
+      .execute(),
+  )
 }
 
 /** A reorg: the blocks above the common ancestor are no longer canonical. */
 export async function deleteChainBlocksAbove(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<void> {
-  await fenced(db, fence, (db) => db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '>', number.toString()).execute())
+  await fenced(db, fence, (db) =>
+    db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '>', number.toString()).execute(),
+  )
 }
 
 /** Finality: blocks below the finalized one can no longer change and need not be kept. */
 export async function deleteChainBlocksBelow(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<void> {
-  await fenced(db, fence, (db) => db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '<', number.toString()).execute())
+  await fenced(db, fence, (db) =>
+    db.deleteFrom('chain_blocks').where('chain', '=', chain).where('number', '<', number.toString()).execute(),
+  )
 }
 
 /** Each followed chain's newest processed block (readiness on nodes that do not follow it). */
 export async function latestChainBlocks(db: Db): Promise<Map<string, { number: bigint; timestamp: bigint }>> {
-  const rows = await db.selectFrom('chain_blocks as b')
+  const rows = await db
+    .selectFrom('chain_blocks as b')
     .select(['b.chain', 'b.number', 'b.timestamp'])
-    .where(({ eb, selectFrom }) => eb('b.number', '=', selectFrom('chain_blocks as c').select(({ fn }) => fn.max('c.number').as('n')).whereRef('c.chain', '=', 'b.chain')))
+    .where(({ eb, selectFrom }) =>
+      eb(
+        'b.number',
+        '=',
+        selectFrom('chain_blocks as c')
+          .select(({ fn }) => fn.max('c.number').as('n'))
+          .whereRef('c.chain', '=', 'b.chain'),
+      ),
+    )
     .execute()
   return new Map(rows.map((row) => [row.chain, { number: BigInt(row.number), timestamp: BigInt(row.timestamp) }]))
 }

@@ -18,11 +18,21 @@ export type Completion =
  * With `fence` (the chain follower's verdicts) nothing is written unless this node still holds the
  * chain's lease.
  */
-export async function completeTracking(db: Db, id: string, completion: Completion, now: Date, fence?: WriteFence): Promise<Tracking | undefined> {
+export async function completeTracking(
+  db: Db,
+  id: string,
+  completion: Completion,
+  now: Date,
+  fence?: WriteFence,
+): Promise<Tracking | undefined> {
   return db.transaction().execute(async (trx) => {
     if (fence) await holdFence(trx, fence)
-    const current = await trx.selectFrom('trackings').select(['status', 'link_id', 'callback'])
-      .where('id', '=', id).forUpdate().executeTakeFirst()
+    const current = await trx
+      .selectFrom('trackings')
+      .select(['status', 'link_id', 'callback'])
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst()
     if (!current || current.status !== 'pending') return undefined
 
     let confirmedAt: Date | null = null
@@ -34,12 +44,16 @@ export async function completeTracking(db: Db, id: string, completion: Completio
         // one link (several in one block, or on several nodes) take their turn instead of reading the
         // same latest time and colliding.
         await trx.selectFrom('links').select('id').where('id', '=', current.link_id).forUpdate().execute()
-        const latest = await trx.selectFrom('trackings').select(sql<Date | null>`max(confirmed_at)`.as('at'))
-          .where('link_id', '=', current.link_id).executeTakeFirst()
+        const latest = await trx
+          .selectFrom('trackings')
+          .select(sql<Date | null>`max(confirmed_at)`.as('at'))
+          .where('link_id', '=', current.link_id)
+          .executeTakeFirst()
         if (latest?.at && new Date(latest.at).getTime() >= now.getTime()) confirmedAt = new Date(new Date(latest.at).getTime() + 1)
       }
     }
-    const row = await trx.updateTable('trackings')
+    const row = await trx
+      .updateTable('trackings')
       .set({
         status: completion.status,
         failed_reason: completion.status === 'failed' ? completion.failedReason : null,
@@ -54,9 +68,18 @@ export async function completeTracking(db: Db, id: string, completion: Completio
       await insertSuccessWatch(trx, { trackingId: id, transaction: completion.transaction, ...completion.inclusion }, now)
     }
     if (current.callback) {
-      await trx.insertInto('deliveries').values({
-        id: newId(), tracking_id: id, reason: 'completed', next_attempt_at: now, due_at: now, created_at: now, updated_at: now,
-      }).execute()
+      await trx
+        .insertInto('deliveries')
+        .values({
+          id: newId(),
+          tracking_id: id,
+          reason: 'completed',
+          next_attempt_at: now,
+          due_at: now,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute()
     }
     return rowToTracking(row)
   })

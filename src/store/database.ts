@@ -35,8 +35,15 @@ export interface DatabaseOptions {
  */
 export function openDedicatedConnection(url: string, applicationName: string): Db {
   const pool = new pg.Pool({
-    connectionString: url, max: 1, idleTimeoutMillis: 0, keepAlive: true, application_name: applicationName,
-    connectionTimeoutMillis: 5_000, query_timeout: 5_000, statement_timeout: 4_000, lock_timeout: 2_000,
+    connectionString: url,
+    max: 1,
+    idleTimeoutMillis: 0,
+    keepAlive: true,
+    application_name: applicationName,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 5_000,
+    statement_timeout: 4_000,
+    lock_timeout: 2_000,
   })
   pool.on('error', () => {})
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })

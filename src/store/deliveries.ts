@@ -60,17 +60,27 @@ export async function claimDueDeliveries(
     SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, trackings.*
     FROM claimed JOIN trackings ON trackings.id = claimed.tracking_id`.execute(db)
   return claimed.rows.map((row) => ({
-    id: row.delivery_id, trackingId: row.id, attempts: Number(row.delivery_attempts), claim, tracking: rowToTracking(row),
+    id: row.delivery_id,
+    trackingId: row.id,
+    attempts: Number(row.delivery_attempts),
+    claim,
+    tracking: rowToTracking(row),
   }))
 }
 
 /** Gives claimed rows back without an attempt (their host has enough in hand), due again at `at`. */
 export async function postponeDeliveries(db: Db, items: { id: string; claim: string }[], at: Date): Promise<void> {
   for (const claim of new Set(items.map((item) => item.claim))) {
-    await db.updateTable('deliveries')
+    await db
+      .updateTable('deliveries')
       .set({ next_attempt_at: at, locked_until: null, claimed_by: null })
-      .where('state', '=', 'due').where('claimed_by', '=', claim)
-      .where('id', 'in', items.filter((item) => item.claim === claim).map((item) => item.id))
+      .where('state', '=', 'due')
+      .where('claimed_by', '=', claim)
+      .where(
+        'id',
+        'in',
+        items.filter((item) => item.claim === claim).map((item) => item.id),
+      )
       .execute()
   }
 }
@@ -78,8 +88,13 @@ export async function postponeDeliveries(db: Db, items: { id: string; claim: str
 /** Renews the lease on the deliveries a worker still has in hand. */
 export async function extendLeases(db: Db, claim: string, ids: string[], leaseUntil: Date): Promise<void> {
   if (ids.length === 0) return
-  await db.updateTable('deliveries').set({ locked_until: leaseUntil, next_attempt_at: leaseUntil })
-    .where('id', 'in', ids).where('claimed_by', '=', claim).where('state', '=', 'due').execute()
+  await db
+    .updateTable('deliveries')
+    .set({ locked_until: leaseUntil, next_attempt_at: leaseUntil })
+    .where('id', 'in', ids)
+    .where('claimed_by', '=', claim)
+    .where('state', '=', 'due')
+    .execute()
 }
 
 /** The outcome of one attempt, and what happens to the delivery after it. */
@@ -110,14 +125,28 @@ export interface AttemptOutcome {
 export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<Tracking[]> {
   if (outcomes.length === 0) return []
   return db.transaction().execute(async (trx) => {
-    await trx.insertInto('delivery_attempts').values(outcomes.map((o) => ({
-      id: newId(), delivery_id: o.delivery.id, attempt: o.delivery.attempts + 1, started_at: o.startedAt,
-      duration_ms: o.durationMs, outcome: o.outcome, status_code: o.statusCode, error: o.error,
-      response_excerpt: o.excerpt, worker: o.worker,
-    }))).execute()
+    await trx
+      .insertInto('delivery_attempts')
+      .values(
+        outcomes.map((o) => ({
+          id: newId(),
+          delivery_id: o.delivery.id,
+          attempt: o.delivery.attempts + 1,
+          started_at: o.startedAt,
+          duration_ms: o.durationMs,
+          outcome: o.outcome,
+          status_code: o.statusCode,
+          error: o.error,
+          response_excerpt: o.excerpt,
+          worker: o.worker,
+        })),
+      )
+      .execute()
 
-    const rows = outcomes.map((o) => sql`(${o.delivery.id}::text, ${o.delivery.claim}::text, ${o.next.state}::text,
-      ${o.next.state === 'due' ? o.next.at : null}::timestamptz, ${o.startedAt}::timestamptz, ${o.statusCode}::integer, ${o.error}::text)`)
+    const rows = outcomes.map(
+      (o) => sql`(${o.delivery.id}::text, ${o.delivery.claim}::text, ${o.next.state}::text,
+      ${o.next.state === 'due' ? o.next.at : null}::timestamptz, ${o.startedAt}::timestamptz, ${o.statusCode}::integer, ${o.error}::text)`,
+    )
     const updated = await sql<{ id: string }>`
       UPDATE deliveries AS d SET
         state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at), due_at = COALESCE(v.next_at, d.due_at),
@@ -132,13 +161,22 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
     const held = outcomes.filter((o) => applied.has(o.delivery.id))
 
     const toRelease = held.filter((o) => o.next.state === 'delivered')
-    const releasedNow = await releaseTrackings(trx, toRelease.map((o) => ({ id: o.delivery.trackingId, forwardTo: o.forwardTo })), now)
+    const releasedNow = await releaseTrackings(
+      trx,
+      toRelease.map((o) => ({ id: o.delivery.trackingId, forwardTo: o.forwardTo })),
+      now,
+    )
     // A completed tracking changes no other column after its claim (status, transaction and the rest are
     // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
     const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
-    const released = releasedNow.map((row): Tracking => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forwardTo }))
+    const released = releasedNow.map(
+      (row): Tracking => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forwardTo }),
+    )
     const releasedIds = new Set(released.map((t) => t.id))
-    const forwards = held.filter((o) => o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))))
+    const forwards = held.filter(
+      (o) =>
+        o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))),
+    )
     if (forwards.length > 0) {
       const values = forwards.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
       await sql`
@@ -152,11 +190,25 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
 
 /** A tracking's deliveries, newest first, each with its attempts in order. */
 export async function listDeliveries(db: Db, trackingId: string): Promise<(DeliveryRow & { attemptLog: AttemptRow[] })[]> {
-  const deliveries = await db.selectFrom('deliveries').selectAll()
-    .where('tracking_id', '=', trackingId).orderBy('created_at', 'desc').orderBy('id').execute()
+  const deliveries = await db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('tracking_id', '=', trackingId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute()
   if (deliveries.length === 0) return []
-  const attempts = await db.selectFrom('delivery_attempts').selectAll()
-    .where('delivery_id', 'in', deliveries.map((d) => d.id)).orderBy('started_at').orderBy('attempt').execute()
+  const attempts = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      deliveries.map((d) => d.id),
+    )
+    .orderBy('started_at')
+    .orderBy('attempt')
+    .execute()
   return deliveries.map((delivery) => ({ ...delivery, attemptLog: attempts.filter((a) => a.delivery_id === delivery.id) }))
 }
 
@@ -172,23 +224,46 @@ export type RedeliverOutcome =
  */
 export async function redeliver(db: Db, trackingId: string, now: Date): Promise<RedeliverOutcome> {
   return db.transaction().execute(async (trx) => {
-    const tracking = await trx.selectFrom('trackings').select(['status', 'callback'])
-      .where('id', '=', trackingId).forUpdate().executeTakeFirst()
+    const tracking = await trx
+      .selectFrom('trackings')
+      .select(['status', 'callback'])
+      .where('id', '=', trackingId)
+      .forUpdate()
+      .executeTakeFirst()
     if (!tracking) return { kind: 'not-found' }
     if (tracking.status === 'pending') return { kind: 'pending' }
     if (!tracking.callback) return { kind: 'no-callback' }
-    const due = await trx.selectFrom('deliveries').selectAll()
-      .where('tracking_id', '=', trackingId).where('state', '=', 'due').orderBy('created_at').executeTakeFirst()
+    const due = await trx
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('tracking_id', '=', trackingId)
+      .where('state', '=', 'due')
+      .orderBy('created_at')
+      .executeTakeFirst()
     if (due) {
       const inFlight = due.locked_until !== null && new Date(due.locked_until).getTime() > now.getTime()
       if (inFlight || new Date(due.next_attempt_at).getTime() <= now.getTime()) return { kind: 'scheduled', delivery: due, created: false }
-      const moved = await trx.updateTable('deliveries').set({ next_attempt_at: now, due_at: now, updated_at: now })
-        .where('id', '=', due.id).returningAll().executeTakeFirstOrThrow()
+      const moved = await trx
+        .updateTable('deliveries')
+        .set({ next_attempt_at: now, due_at: now, updated_at: now })
+        .where('id', '=', due.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
       return { kind: 'scheduled', delivery: moved, created: false }
     }
-    const created = await trx.insertInto('deliveries')
-      .values({ id: newId(), tracking_id: trackingId, reason: 'redeliver', next_attempt_at: now, due_at: now, created_at: now, updated_at: now })
-      .returningAll().executeTakeFirstOrThrow()
+    const created = await trx
+      .insertInto('deliveries')
+      .values({
+        id: newId(),
+        tracking_id: trackingId,
+        reason: 'redeliver',
+        next_attempt_at: now,
+        due_at: now,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
     return { kind: 'scheduled', delivery: created, created: true }
   })
 }
@@ -198,7 +273,8 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
  * deliveries a worker has claimed or postponed and not yet attempted (their `due_at` stays).
  */
 export async function deliveryQueueStats(db: Db, now: Date): Promise<{ due: number; oldestOverdue: Date | null }> {
-  const row = await db.selectFrom('deliveries')
+  const row = await db
+    .selectFrom('deliveries')
     .select([
       sql<string>`count(*)`.as('due'),
       sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now})`.as('oldest'),

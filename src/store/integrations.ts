@@ -11,8 +11,18 @@ export interface Integration {
   createdAt: Date
 }
 
-const toIntegration = (row: { id: string; account_id: string; name: string | null; public_key_pem: string; created_at: Date }): Integration => ({
-  id: row.id, accountId: row.account_id, name: row.name, publicKeyPem: row.public_key_pem, createdAt: row.created_at,
+const toIntegration = (row: {
+  id: string
+  account_id: string
+  name: string | null
+  public_key_pem: string
+  created_at: Date
+}): Integration => ({
+  id: row.id,
+  accountId: row.account_id,
+  name: row.name,
+  publicKeyPem: row.public_key_pem,
+  createdAt: row.created_at,
 })
 
 const publicColumns = ['id', 'account_id', 'name', 'public_key_pem', 'created_at'] as const
@@ -24,8 +34,15 @@ export async function createIntegration(
   keys: { privateKeyPem: string; publicKeyPem: string },
   secretsKey: Buffer | null,
 ): Promise<Integration> {
-  const row = await db.insertInto('integrations')
-    .values({ id: newId(), account_id: accountId, name, private_key_pem: secretsKey ? seal(keys.privateKeyPem, secretsKey) : keys.privateKeyPem, public_key_pem: keys.publicKeyPem })
+  const row = await db
+    .insertInto('integrations')
+    .values({
+      id: newId(),
+      account_id: accountId,
+      name,
+      private_key_pem: secretsKey ? seal(keys.privateKeyPem, secretsKey) : keys.privateKeyPem,
+      public_key_pem: keys.publicKeyPem,
+    })
     .returning(publicColumns)
     .executeTakeFirstOrThrow()
   return toIntegration(row)
@@ -40,8 +57,13 @@ export async function findIntegration(db: Db, id: string, accountId?: string): P
 }
 
 export async function listIntegrations(db: Db, accountId: string): Promise<Integration[]> {
-  const rows = await db.selectFrom('integrations').select(publicColumns)
-    .where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute()
+  const rows = await db
+    .selectFrom('integrations')
+    .select(publicColumns)
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
   return rows.map(toIntegration)
 }
 

@@ -18,7 +18,9 @@ export async function findReleaseCandidate(
   accountId: string,
   secretId: string,
 ): Promise<{ tracking: Tracking; replacedTransaction: string | null } | undefined> {
-  const row = await db.selectFrom('trackings').selectAll()
+  const row = await db
+    .selectFrom('trackings')
+    .selectAll()
     .where('account_id', '=', accountId)
     .where('secret_id', '=', secretId)
     .executeTakeFirst()
@@ -37,14 +39,22 @@ export async function findTrackingById(db: Db, id: string): Promise<Tracking | u
  */
 export async function findFirstTrackingsOfPayments(db: Db, keys: PaymentKey[]): Promise<Tracking[]> {
   if (keys.length === 0) return []
-  const rows = await db.selectFrom('trackings').selectAll()
-    .where((eb) => eb.or(keys.map((key) => eb.and([
-      eb('blockchain', '=', key.blockchain),
-      eb('sender', '=', key.sender),
-      eb('nonce', '=', key.nonce.toString()),
-    ]))))
+  const rows = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where((eb) =>
+      eb.or(
+        keys.map((key) =>
+          eb.and([eb('blockchain', '=', key.blockchain), eb('sender', '=', key.sender), eb('nonce', '=', key.nonce.toString())]),
+        ),
+      ),
+    )
     .distinctOn(['blockchain', 'sender', 'nonce'])
-    .orderBy('blockchain').orderBy('sender').orderBy('nonce').orderBy('created_at').orderBy('id')
+    .orderBy('blockchain')
+    .orderBy('sender')
+    .orderBy('nonce')
+    .orderBy('created_at')
+    .orderBy('id')
     .execute()
   return rows.map(rowToTracking)
 }

@@ -69,7 +69,11 @@ export function createPgListener(options: PgListenerOptions): PgListener {
   }
 
   const connect = async () => {
-    const c = new pg.Client({ connectionString: options.url, application_name: options.applicationName ?? LISTENER_APPLICATION_NAME, keepAlive: true })
+    const c = new pg.Client({
+      connectionString: options.url,
+      application_name: options.applicationName ?? LISTENER_APPLICATION_NAME,
+      keepAlive: true,
+    })
     c.on('error', (error) => lost(c, error))
     c.on('end', () => lost(c))
     c.on('notification', (message) => {

@@ -17,9 +17,10 @@ export function createPGlitePool(pglite: PGlite): PostgresPool {
       // int8 as string, as node-postgres returns it, so both stores read identically.
       const options = { parsers: { [INT8]: (value: string) => value } }
       // Without parameters the simple protocol runs several statements at once (migrations).
-      const result = parameters && parameters.length > 0
-        ? await pglite.query<R>(sql, parameters as unknown[], options)
-        : ((await pglite.exec(sql, options)).at(-1) ?? { rows: [], affectedRows: 0 })
+      const result =
+        parameters && parameters.length > 0
+          ? await pglite.query<R>(sql, parameters as unknown[], options)
+          : ((await pglite.exec(sql, options)).at(-1) ?? { rows: [], affectedRows: 0 })
       const command = (sql.trimStart().split(/\s/, 1)[0] ?? '').toUpperCase() as PostgresQueryResult<R>['command']
       return { command, rowCount: result.affectedRows ?? result.rows.length, rows: result.rows as R[] }
     },

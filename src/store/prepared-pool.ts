@@ -67,7 +67,7 @@ export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions =
         const name = outdated ? undefined : nameOf(sql)
         if (name === undefined) return client.query(sql, parameters as unknown[]) as never
         try {
-          return await client.query({ name, text: sql, values: parameters as unknown[] }) as never
+          return (await client.query({ name, text: sql, values: parameters as unknown[] })) as never
         } catch (error) {
           if (!isUnusableStatement(error)) throw error
           outdated = true
@@ -104,7 +104,7 @@ export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions =
 function transactionControl(sql: string): boolean | undefined {
   const head = sql.trimStart().slice(0, 17).toLowerCase()
   if (head.startsWith('begin') || head.startsWith('start transaction')) return true
-  if (head.startsWith('commit') || head.startsWith('rollback') && !head.startsWith('rollback to')) return false
+  if (head.startsWith('commit') || (head.startsWith('rollback') && !head.startsWith('rollback to'))) return false
   return undefined
 }
 

@@ -16,24 +16,38 @@ export class StoredKeysError extends NonRetryableError {
  */
 export async function sealStoredSigningKeys(db: Db, secretsKey: Buffer | null): Promise<number> {
   if (!secretsKey) {
-    const sealed = await db.selectFrom('service_keys').select(sql<number>`1`.as('one')).where('private_key_pem', 'like', 'pwenc:%')
+    const sealed = await db
+      .selectFrom('service_keys')
+      .select(sql<number>`1`.as('one'))
+      .where('private_key_pem', 'like', 'pwenc:%')
       .unionAll(db.selectFrom('integrations').select(sql<number>`1`.as('one')).where('private_key_pem', 'like', 'pwenc:%'))
-      .limit(1).executeTakeFirst()
-    if (sealed) throw new StoredKeysError('PAYWATCH_SECRETS_KEY is missing: the signing keys in the database are sealed; set the key they were sealed with')
+      .limit(1)
+      .executeTakeFirst()
+    if (sealed)
+      throw new StoredKeysError(
+        'PAYWATCH_SECRETS_KEY is missing: the signing keys in the database are sealed; set the key they were sealed with',
+      )
     return 0
   }
   const serviceRows = await db.selectFrom('service_keys').select(['name as id', 'private_key_pem']).execute()
   const integrationRows = await db.selectFrom('integrations').select(['id', 'private_key_pem']).execute()
   let count = 0
-  for (const [table, column, rows] of [['service_keys', 'name', serviceRows], ['integrations', 'id', integrationRows]] as const) {
+  for (const [table, column, rows] of [
+    ['service_keys', 'name', serviceRows],
+    ['integrations', 'id', integrationRows],
+  ] as const) {
     for (const row of rows) {
       if (isSealed(row.private_key_pem)) {
         opens(row.private_key_pem, secretsKey)
         continue
       }
       // Only if still the plaintext read: another node starting at the same time may have sealed it.
-      const result = await db.updateTable(table).set({ private_key_pem: seal(row.private_key_pem, secretsKey) })
-        .where(column, '=', row.id).where('private_key_pem', '=', row.private_key_pem).executeTakeFirst()
+      const result = await db
+        .updateTable(table)
+        .set({ private_key_pem: seal(row.private_key_pem, secretsKey) })
+        .where(column, '=', row.id)
+        .where('private_key_pem', '=', row.private_key_pem)
+        .executeTakeFirst()
       count += Number(result.numUpdatedRows)
     }
   }

@@ -14,17 +14,32 @@ export interface SuccessWatch {
 
 /** Written in the transaction that completes the tracking (see completeTracking). */
 export async function insertSuccessWatch(db: Db, watch: SuccessWatch, now: Date): Promise<void> {
-  await db.insertInto('success_watches')
+  await db
+    .insertInto('success_watches')
     .values({
-      tracking_id: watch.trackingId, chain: watch.chain, block_number: watch.blockNumber, block_hash: watch.blockHash.toLowerCase(),
-      transaction: watch.transaction.toLowerCase(), created_at: now,
+      tracking_id: watch.trackingId,
+      chain: watch.chain,
+      block_number: watch.blockNumber,
+      block_hash: watch.blockHash.toLowerCase(),
+      transaction: watch.transaction.toLowerCase(),
+      created_at: now,
     })
     .onConflict((oc) => oc.column('tracking_id').doNothing())
     .execute()
 }
 
-const toWatch = (row: { tracking_id: string; chain: string; block_number: string; block_hash: string; transaction: string }): SuccessWatch => ({
-  trackingId: row.tracking_id, chain: row.chain, blockNumber: BigInt(row.block_number), blockHash: row.block_hash, transaction: row.transaction,
+const toWatch = (row: {
+  tracking_id: string
+  chain: string
+  block_number: string
+  block_hash: string
+  transaction: string
+}): SuccessWatch => ({
+  trackingId: row.tracking_id,
+  chain: row.chain,
+  blockNumber: BigInt(row.block_number),
+  blockHash: row.block_hash,
+  transaction: row.transaction,
 })
 
 /**
@@ -32,7 +47,8 @@ const toWatch = (row: { tracking_id: string; chain: string; block_number: string
  * final, so this reads at most the successes of the chain's finality window.
  */
 export async function findSuccessWatches(db: Db, chain: string): Promise<SuccessWatch[]> {
-  const rows = await db.selectFrom('success_watches')
+  const rows = await db
+    .selectFrom('success_watches')
     .select(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction'])
     .where('chain', '=', chain)
     .execute()
@@ -59,13 +75,22 @@ export async function takeSuccessWatches(
   if ('trackingIds' in which && which.trackingIds.length === 0) return []
   const rows = await fenced(db, fence, (db) => {
     const query = db.deleteFrom('success_watches').where('chain', '=', chain)
-    return ('above' in which
-      ? query.where('block_number', '>', which.above.toString())
-      : query.where('tracking_id', 'in', which.trackingIds))
-      .returning(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction']).execute()
+    return (
+      'above' in which ? query.where('block_number', '>', which.above.toString()) : query.where('tracking_id', 'in', which.trackingIds)
+    )
+      .returning(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction'])
+      .execute()
   })
   if (rows.length === 0) return []
-  const trackings = await db.selectFrom('trackings').selectAll().where('id', 'in', rows.map((row) => row.tracking_id)).execute()
+  const trackings = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where(
+      'id',
+      'in',
+      rows.map((row) => row.tracking_id),
+    )
+    .execute()
   const byId = new Map(trackings.map((row) => [row.id, rowToTracking(row)]))
   return rows.flatMap((row) => {
     const tracking = byId.get(row.tracking_id)

@@ -23,8 +23,7 @@ export interface TrackingMatch {
 }
 
 /** bigints survive the jsonb round trip as {"$n": "decimal"}. */
-const encode = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $n: v.toString() } : v))
+const encode = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $n: v.toString() } : v))
 const decode = (value: unknown): unknown =>
   JSON.parse(typeof value === 'string' ? value : JSON.stringify(value), (_key, v: unknown) =>
     v !== null && typeof v === 'object' && typeof (v as { $n?: unknown }).$n === 'string' && Object.keys(v).length === 1
@@ -39,7 +38,11 @@ const decode = (value: unknown): unknown =>
  * trackings. (Written as a LATERAL join: a UNION of the two sides gets a parallel plan whose worker
  * start-up costs more than the lookups themselves.)
  */
-export async function findBlockCandidates(db: Db, chain: string, transactions: { sender: string; nonce: bigint; hash: string }[]): Promise<Tracking[]> {
+export async function findBlockCandidates(
+  db: Db,
+  chain: string,
+  transactions: { sender: string; nonce: bigint; hash: string }[],
+): Promise<Tracking[]> {
   if (transactions.length === 0) return []
   const senders = transactions.map((tx) => tx.sender.toLowerCase())
   const nonces = transactions.map((tx) => tx.nonce.toString())
@@ -60,16 +63,27 @@ export async function findBlockCandidates(db: Db, chain: string, transactions: {
 
 /** The still-pending trackings of `chain` with a found transaction, and their matches. */
 export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tracking: Tracking; match: TrackingMatch }[]> {
-  const rows = await db.selectFrom('tracking_matches as m')
+  const rows = await db
+    .selectFrom('tracking_matches as m')
     .innerJoin('trackings as t', 't.id', 'm.tracking_id')
     .selectAll('t')
-    .select(['m.chain as m_chain', 'm.block_number as m_block_number', 'm.block_hash as m_block_hash', 'm.transaction as m_transaction', 'm.evidence as m_evidence'])
+    .select([
+      'm.chain as m_chain',
+      'm.block_number as m_block_number',
+      'm.block_hash as m_block_hash',
+      'm.transaction as m_transaction',
+      'm.evidence as m_evidence',
+    ])
     .where('m.chain', '=', chain)
     .where('t.status', '=', 'pending')
     .orderBy('m.block_number')
     .execute()
   return rows.map((row) => {
-    const stored = decode(row.m_evidence) as { given?: MinedTransaction | null; consumer?: MinedTransaction | null; pendingHashes?: TrackingMatch['pendingHashes'] }
+    const stored = decode(row.m_evidence) as {
+      given?: MinedTransaction | null
+      consumer?: MinedTransaction | null
+      pendingHashes?: TrackingMatch['pendingHashes']
+    }
     return {
       tracking: rowToTracking(row),
       match: {
@@ -87,15 +101,29 @@ export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tra
 
 export async function saveMatch(db: Db, match: TrackingMatch, now: Date, fence?: WriteFence): Promise<void> {
   const evidence = encode(match.evidence ?? { pendingHashes: match.pendingHashes })
-  await fenced(db, fence, (db) => db.insertInto('tracking_matches')
-    .values({
-      tracking_id: match.trackingId, chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash,
-      transaction: match.transaction, evidence, created_at: now,
-    })
-    .onConflict((oc) => oc.column('tracking_id').doUpdateSet({
-      chain: match.chain, block_number: match.blockNumber, block_hash: match.blockHash, transaction: match.transaction, evidence,
-    }))
-    .execute())
+  await fenced(db, fence, (db) =>
+    db
+      .insertInto('tracking_matches')
+      .values({
+        tracking_id: match.trackingId,
+        chain: match.chain,
+        block_number: match.blockNumber,
+        block_hash: match.blockHash,
+        transaction: match.transaction,
+        evidence,
+        created_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('tracking_id').doUpdateSet({
+          chain: match.chain,
+          block_number: match.blockNumber,
+          block_hash: match.blockHash,
+          transaction: match.transaction,
+          evidence,
+        }),
+      )
+      .execute(),
+  )
 }
 
 export async function deleteMatches(db: Db, trackingIds: string[], fence?: WriteFence): Promise<void> {
@@ -105,17 +133,27 @@ export async function deleteMatches(db: Db, trackingIds: string[], fence?: Write
 
 /** A reorg dropped the blocks above `number`: their trackings are searched for again. Returns their ids. */
 export async function deleteMatchesAbove(db: Db, chain: string, number: bigint, fence?: WriteFence): Promise<string[]> {
-  const rows = await fenced(db, fence, (db) => db.deleteFrom('tracking_matches')
-    .where('chain', '=', chain).where('block_number', '>', number.toString())
-    .returning('tracking_id').execute())
+  const rows = await fenced(db, fence, (db) =>
+    db
+      .deleteFrom('tracking_matches')
+      .where('chain', '=', chain)
+      .where('block_number', '>', number.toString())
+      .returning('tracking_id')
+      .execute(),
+  )
   return rows.map((row) => row.tracking_id)
 }
 
 /** Pending trackings created before `cutoff` (the sweeper's time-outs), oldest first. */
 export async function findExpiredTrackings(db: Db, cutoff: Date, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom('trackings').select('id')
-    .where('status', '=', 'pending').where('created_at', '<', cutoff)
-    .orderBy('created_at').limit(limit).execute()
+  const rows = await db
+    .selectFrom('trackings')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('created_at', '<', cutoff)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute()
   return rows.map((row) => row.id)
 }
 
@@ -127,7 +165,11 @@ export async function findPendingTracking(db: Db, id: string): Promise<Tracking 
 
 /** Pending trackings per chain (the metrics gauge, counted when scraped). */
 export async function countPendingTrackings(db: Db): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('trackings').select(['blockchain', db.fn.countAll<string>().as('count')])
-    .where('status', '=', 'pending').groupBy('blockchain').execute()
+  const rows = await db
+    .selectFrom('trackings')
+    .select(['blockchain', db.fn.countAll<string>().as('count')])
+    .where('status', '=', 'pending')
+    .groupBy('blockchain')
+    .execute()
   return new Map(rows.map((row) => [row.blockchain, Number(row.count)]))
 }

@@ -43,19 +43,71 @@ export function rowToTracking(row: TrackingRow): Tracking {
 
 /** Columns written by `insertTrackings`, in the order of each row's parameters. */
 const insertColumns = [
-  'id', 'account_id', 'secret_id', 'shape', 'blockchain', 'sender', 'nonce', 'receiver', 'token', 'decimals', 'commitment',
-  'confirmations', 'after_block', 'amount', 'fee_amount', 'fee_receiver', 'transaction', 'payload', 'callback', 'forward_to',
-  'forward_on_failure', 'integration_id', 'link_id', 'shop', 'shopify_payment_id', 'status', 'failed_reason', 'confirmed_at',
-  'created_at', 'updated_at',
+  'id',
+  'account_id',
+  'secret_id',
+  'shape',
+  'blockchain',
+  'sender',
+  'nonce',
+  'receiver',
+  'token',
+  'decimals',
+  'commitment',
+  'confirmations',
+  'after_block',
+  'amount',
+  'fee_amount',
+  'fee_receiver',
+  'transaction',
+  'payload',
+  'callback',
+  'forward_to',
+  'forward_on_failure',
+  'integration_id',
+  'link_id',
+  'shop',
+  'shopify_payment_id',
+  'status',
+  'failed_reason',
+  'confirmed_at',
+  'created_at',
+  'updated_at',
 ] as const satisfies readonly (keyof TrackingsTable)[]
 
 /** A tracking's values in the order of `insertColumns`. */
 function columnValues(t: Tracking): unknown[] {
   return [
-    t.id, t.accountId, t.secretId, t.shape, t.blockchain, t.sender, t.nonce.toString(), t.receiver, t.token, t.decimals,
-    t.commitment, t.confirmations, t.afterBlock.toString(), t.amount, t.feeAmount, t.feeReceiver, t.transaction,
-    t.payload === null ? null : JSON.stringify(t.payload), t.callback, t.forwardTo, t.forwardOnFailure, t.integrationId,
-    t.linkId, t.shop, t.shopifyPaymentId, t.status, t.failedReason, t.confirmedAt, t.createdAt, t.updatedAt,
+    t.id,
+    t.accountId,
+    t.secretId,
+    t.shape,
+    t.blockchain,
+    t.sender,
+    t.nonce.toString(),
+    t.receiver,
+    t.token,
+    t.decimals,
+    t.commitment,
+    t.confirmations,
+    t.afterBlock.toString(),
+    t.amount,
+    t.feeAmount,
+    t.feeReceiver,
+    t.transaction,
+    t.payload === null ? null : JSON.stringify(t.payload),
+    t.callback,
+    t.forwardTo,
+    t.forwardOnFailure,
+    t.integrationId,
+    t.linkId,
+    t.shop,
+    t.shopifyPaymentId,
+    t.status,
+    t.failedReason,
+    t.confirmedAt,
+    t.createdAt,
+    t.updatedAt,
   ]
 }
 
@@ -83,7 +135,9 @@ export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking
   // Rows in identity order: two nodes' statements holding the same payments then take their keys in the
   // same order, so one waits for the other instead of both deadlocking.
   const rows = ts.length > 1 ? [...ts].sort(byIdentity) : ts
-  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(CompiledQuery.raw(insertSqlFor(rows.length), rows.flatMap(columnValues)))
+  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(
+    CompiledQuery.raw(insertSqlFor(rows.length), rows.flatMap(columnValues)),
+  )
   const payloads = new Map(result.rows.map((row) => [row.id, (row.payload as Record<string, unknown> | null) ?? null]))
   return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
 }
@@ -107,12 +161,15 @@ export async function findTrackingBySecret(db: Db, accountId: string, secretId: 
 }
 
 // One text for any number of keys (prepared once): the keys as two arrays.
-const selectBySecretsSql = 'SELECT trackings.* FROM unnest($1::text[], $2::text[]) AS k(account_id, secret_id) ' +
+const selectBySecretsSql =
+  'SELECT trackings.* FROM unnest($1::text[], $2::text[]) AS k(account_id, secret_id) ' +
   'JOIN trackings ON trackings.account_id = k.account_id AND trackings.secret_id = k.secret_id'
 
 /** `findTrackingBySecret` for several keys in one statement, in their order. */
 export async function findTrackingsBySecrets(db: Db, keys: { accountId: string; secretId: string }[]): Promise<(Tracking | undefined)[]> {
-  const result = await db.executeQuery<TrackingRow>(CompiledQuery.raw(selectBySecretsSql, [keys.map((k) => k.accountId), keys.map((k) => k.secretId)]))
+  const result = await db.executeQuery<TrackingRow>(
+    CompiledQuery.raw(selectBySecretsSql, [keys.map((k) => k.accountId), keys.map((k) => k.secretId)]),
+  )
   const found = new Map(result.rows.map((row) => [`${row.account_id}\n${row.secret_id}`, row]))
   return keys.map((k) => {
     const row = found.get(`${k.accountId}\n${k.secretId}`)
@@ -148,10 +205,12 @@ export async function findTrackingByIdentityOrSecret(
     .selectFrom('trackings')
     .selectAll()
     .where('account_id', '=', key.accountId)
-    .where((eb) => eb.or([
-      eb.and([eb('blockchain', '=', key.blockchain), eb('sender', '=', key.sender), eb('nonce', '=', nonce)]),
-      eb('secret_id', '=', key.secretId),
-    ]))
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('blockchain', '=', key.blockchain), eb('sender', '=', key.sender), eb('nonce', '=', nonce)]),
+        eb('secret_id', '=', key.secretId),
+      ]),
+    )
     .execute()
   const row = rows.find((r) => r.blockchain === key.blockchain && r.sender === key.sender && String(r.nonce) === nonce) ?? rows[0]
   return row && rowToTracking(row)

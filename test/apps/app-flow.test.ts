@@ -17,7 +17,12 @@ const clock = manualClock(new Date('2026-05-01T00:00:00.000Z'))
 
 before(async () => {
   anvil = await startAnvil()
-  service = await startTestService({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } }, background: false, clock, env: HIGH_LIMITS })
+  service = await startTestService({
+    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } },
+    background: false,
+    clock,
+    env: HIGH_LIMITS,
+  })
   developer = await service.newAccount('developer')
   merchant = await service.newAccount('merchant')
   stranger = await service.newAccount('stranger')
@@ -40,12 +45,20 @@ after(async () => {
 })
 
 async function grant(scopes: unknown, extra: Record<string, unknown> = {}, app = appId) {
-  const res = await service.admin({ method: 'POST', url: `/admin/apps/${app}/grants`, payload: { account_id: merchant.accountId, scopes, ...extra } })
+  const res = await service.admin({
+    method: 'POST',
+    url: `/admin/apps/${app}/grants`,
+    payload: { account_id: merchant.accountId, scopes, ...extra },
+  })
   return res
 }
 
 const asApp = (account: Account, url: string, token: string | undefined, headers: Record<string, string> = VERSION) =>
-  service.api(account.apiKey, { method: 'GET', url, headers: { ...headers, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } })
+  service.api(account.apiKey, {
+    method: 'GET',
+    url,
+    headers: { ...headers, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+  })
 
 test('grant, read, revoke: the token works until revoked, then 401', async () => {
   const res = await grant(['payments.shopify.read', 'checkouts.shopify.read'])
@@ -69,7 +82,11 @@ test('grant, read, revoke: the token works until revoked, then 401', async () =>
   // Only success, and only the granting account's.
   assertProblem(await asApp(developer, '/apps/payments/shopify/gid-pending', token), 404, 'NOT_FOUND')
   assertProblem(await asApp(developer, '/apps/payments/shopify/gid-dev', token), 404, 'NOT_FOUND')
-  assertProblem(await asApp(developer, '/apps/payments/shopify/gid-1', token, { 'x-api-version': '1999-01' }), 400, 'UNSUPPORTED_API_VERSION')
+  assertProblem(
+    await asApp(developer, '/apps/payments/shopify/gid-1', token, { 'x-api-version': '1999-01' }),
+    400,
+    'UNSUPPORTED_API_VERSION',
+  )
 
   const listed = await service.admin({ method: 'GET', url: `/admin/apps/${appId}/grants` })
   assert.equal(listed.json().find((g: { id: string }) => g.id === grantId).revoked_at, null)
@@ -99,7 +116,9 @@ test("a token with another account's key, or of another app, is a 401", async ()
   assertProblem(await asApp(merchant, '/apps/payments/shopify/gid-1', token), 401, 'UNAUTHORIZED')
   assertProblem(await asApp(stranger, '/apps/checkouts/shopify', token), 401, 'UNAUTHORIZED')
   // An app of the stranger, with a grant of its own: its token is no good with the developer's key.
-  const otherApp = (await service.admin({ method: 'POST', url: `/admin/accounts/${stranger.accountId}/apps`, payload: { name: 'Other' } })).json().id
+  const otherApp = (
+    await service.admin({ method: 'POST', url: `/admin/accounts/${stranger.accountId}/apps`, payload: { name: 'Other' } })
+  ).json().id
   const otherToken = (await grant(['payments.shopify.read'], {}, otherApp)).json().access_token
   assertProblem(await asApp(developer, '/apps/payments/shopify/gid-1', otherToken), 401, 'UNAUTHORIZED')
   assert.equal((await asApp(stranger, '/apps/payments/shopify/gid-1', otherToken)).statusCode, 200)
@@ -108,13 +127,28 @@ test("a token with another account's key, or of another app, is a 401", async ()
 test('missing, malformed and unknown tokens are 401; the API key is still required', async () => {
   const missing = assertProblem(await asApp(developer, '/apps/checkouts/shopify', undefined), 401, 'UNAUTHORIZED')
   assert.match(missing.detail, /Bearer/)
-  for (const authorization of ['Basic abc', 'Bearer', 'Bearer ', 'pwt_x', `Bearer ${'x'.repeat(5000)}`, 'Bearer pwt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
-    const res = await service.api(developer.apiKey, { method: 'GET', url: '/apps/checkouts/shopify', headers: { authorization, ...VERSION } })
+  for (const authorization of [
+    'Basic abc',
+    'Bearer',
+    'Bearer ',
+    'pwt_x',
+    `Bearer ${'x'.repeat(5000)}`,
+    'Bearer pwt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  ]) {
+    const res = await service.api(developer.apiKey, {
+      method: 'GET',
+      url: '/apps/checkouts/shopify',
+      headers: { authorization, ...VERSION },
+    })
     assertProblem(res, 401, 'UNAUTHORIZED')
     assert.match(String(res.headers['www-authenticate']), /^Bearer/)
   }
   const token = (await grant(['checkouts.shopify.read'])).json().access_token
-  assertProblem(await service.app.inject({ method: 'GET', url: '/apps/checkouts/shopify', headers: { authorization: `Bearer ${token}` } }), 401, 'UNAUTHORIZED')
+  assertProblem(
+    await service.app.inject({ method: 'GET', url: '/apps/checkouts/shopify', headers: { authorization: `Bearer ${token}` } }),
+    401,
+    'UNAUTHORIZED',
+  )
 })
 
 test('an expired grant is a 401; deleting the app ends all its grants', async () => {
@@ -128,7 +162,9 @@ test('an expired grant is a 401; deleting the app ends all its grants', async ()
 
   const lasting = (await grant(['checkouts.shopify.read'])).json().access_token
   assert.equal((await asApp(developer, '/apps/checkouts/shopify', lasting)).statusCode, 200)
-  const doomed = (await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: { name: 'Doomed' } })).json().id
+  const doomed = (
+    await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: { name: 'Doomed' } })
+  ).json().id
   const doomedToken = (await grant(['checkouts.shopify.read'], {}, doomed)).json().access_token
   assert.equal((await service.admin({ method: 'DELETE', url: `/admin/apps/${doomed}` })).statusCode, 204)
   assertProblem(await asApp(developer, '/apps/checkouts/shopify', doomedToken), 401, 'UNAUTHORIZED')
@@ -138,9 +174,20 @@ test('an expired grant is a 401; deleting the app ends all its grants', async ()
 test('admin: apps and grants validate their input', async () => {
   const apps = await service.admin({ method: 'GET', url: `/admin/accounts/${developer.accountId}/apps` })
   assert.ok(apps.json().some((a: { id: string; name: string }) => a.id === appId && a.name === 'Reports'))
-  assertProblem(await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: {} }), 400, 'VALIDATION_FAILED')
+  assertProblem(
+    await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: {} }),
+    400,
+    'VALIDATION_FAILED',
+  )
   assertProblem(await service.admin({ method: 'POST', url: '/admin/accounts/nobody/apps', payload: { name: 'x' } }), 404, 'NOT_FOUND')
-  for (const [scopes, extra] of [[[], {}], [['payments.write'], {}], ['payments.read', {}], [['payments.read', 7], {}], [['payments.read'], { expires_at: '2020-01-01T00:00:00Z' }], [['payments.read'], { expires_at: 'soon' }]] as const) {
+  for (const [scopes, extra] of [
+    [[], {}],
+    [['payments.write'], {}],
+    ['payments.read', {}],
+    [['payments.read', 7], {}],
+    [['payments.read'], { expires_at: '2020-01-01T00:00:00Z' }],
+    [['payments.read'], { expires_at: 'soon' }],
+  ] as const) {
     const body = assertProblem(await grant(scopes, extra), 400, 'VALIDATION_FAILED')
     assert.ok(body.errors.length > 0, JSON.stringify(scopes))
   }
@@ -151,7 +198,23 @@ test('admin: apps and grants validate their input', async () => {
   }
   const missingAccount = await service.admin({ method: 'POST', url: `/admin/apps/${appId}/grants`, payload: { scopes: ['payments.read'] } })
   assert.equal(assertProblem(missingAccount, 400, 'VALIDATION_FAILED').errors[0].path, 'account_id')
-  assertProblem(await service.admin({ method: 'POST', url: `/admin/apps/${appId}/grants`, payload: { account_id: 'nobody', scopes: ['payments.read'] } }), 404, 'NOT_FOUND')
+  assertProblem(
+    await service.admin({
+      method: 'POST',
+      url: `/admin/apps/${appId}/grants`,
+      payload: { account_id: 'nobody', scopes: ['payments.read'] },
+    }),
+    404,
+    'NOT_FOUND',
+  )
   assertProblem(await grant(['payments.read'], {}, 'no-such-app'), 404, 'NOT_FOUND')
-  assertProblem(await service.app.inject({ method: 'POST', url: `/admin/apps/${appId}/grants`, payload: { account_id: merchant.accountId, scopes: ['payments.read'] } }), 401, 'UNAUTHORIZED')
+  assertProblem(
+    await service.app.inject({
+      method: 'POST',
+      url: `/admin/apps/${appId}/grants`,
+      payload: { account_id: merchant.accountId, scopes: ['payments.read'] },
+    }),
+    401,
+    'UNAUTHORIZED',
+  )
 })

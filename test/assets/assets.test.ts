@@ -8,7 +8,15 @@ import { createAssetsReader } from '../../src/chain/assets-reader.ts'
 import { ChainUnavailableError } from '../../src/chain/errors.ts'
 import { createRpcClient } from '../../src/chain/rpc-client.ts'
 import {
-  MULTICALL3_ADDRESS, deployMulticall3, deployRevertingToken, deployToken, deployWeth, mintToken, sendNative, startAnvil, type Anvil,
+  MULTICALL3_ADDRESS,
+  deployMulticall3,
+  deployRevertingToken,
+  deployToken,
+  deployWeth,
+  mintToken,
+  sendNative,
+  startAnvil,
+  type Anvil,
 } from '../support/index.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import { startTestService, type TestService } from '../support/service.ts'
@@ -26,8 +34,13 @@ const logLines: { level: number; msg: string; token?: string }[] = []
 
 const rateEnv = { PAYWATCH_RATE_RPS: '1000', PAYWATCH_RATE_PARALLEL: '100' }
 const chainConfig = (multicall3: Address | null) => ({
-  rpc: [proxy.url], chainId: anvil.chainId, multicall3, wrapped: tokens.weth,
-  stablecoins: [tokens.usdc, tokens.dai], tokens: [tokens.unheld, tokens.reverting, tokens.usdc], uniswapV2Factories: [],
+  rpc: [proxy.url],
+  chainId: anvil.chainId,
+  multicall3,
+  wrapped: tokens.weth,
+  stablecoins: [tokens.usdc, tokens.dai],
+  tokens: [tokens.unheld, tokens.reverting, tokens.usdc],
+  uniswapV2Factories: [],
 })
 const assetsOf = (svc: TestService, account: string, blockchain = 'ethereum') =>
   svc.api(apiKey, { method: 'GET', url: `/v2/accounts/${blockchain}/${account}/assets` })
@@ -55,7 +68,10 @@ before(async () => {
     },
   })
   service = await startTestService({
-    chains: { ethereum: chainConfig(multicall3) }, env: rateEnv, background: false, logger: pino({ level: 'debug' }, logs),
+    chains: { ethereum: chainConfig(multicall3) },
+    env: rateEnv,
+    background: false,
+    logger: pino({ level: 'debug' }, logs),
   })
   apiKey = (await service.newAccount()).apiKey
 })
@@ -138,7 +154,10 @@ test('an unreachable RPC is a 503 CHAIN_UNAVAILABLE', async () => {
 // The readers themselves, on chain handles configured differently from the service's.
 const readerOn = (multicall3: Address | null) => {
   const config = { ...service.config.chains.ethereum!, multicall3 }
-  return { chain: { config, client: createRpcClient(config), decimalsOf: async () => 18 }, reader: createAssetsReader(pino({ level: 'silent' })) }
+  return {
+    chain: { config, client: createRpcClient(config), decimalsOf: async () => 18 },
+    reader: createAssetsReader(pino({ level: 'silent' })),
+  }
 }
 const shapes = () => proxy.requests.map((r) => (Array.isArray(r.body) ? 'batch' : r.methods[0]))
 

@@ -7,7 +7,15 @@ import { after, before, test } from 'node:test'
 import { getAddress, type Address } from 'viem'
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
 import {
-  addLiquidity, createPair, deployMulticall3, deployToken, deployUniswapV2, deployWeth, mintToken, sendNative, startAnvil,
+  addLiquidity,
+  createPair,
+  deployMulticall3,
+  deployToken,
+  deployUniswapV2,
+  deployWeth,
+  mintToken,
+  sendNative,
+  startAnvil,
   type Anvil,
 } from '../support/index.ts'
 
@@ -41,9 +49,22 @@ before(async () => {
 
   const dir = mkdtempSync(join(tmpdir(), 'paywatch-cli-'))
   const configFile = join(dir, 'config.json')
-  writeFileSync(configFile, JSON.stringify({
-    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, multicall3, wrapped: weth, stablecoins: [usdc], tokens: [], uniswapV2Factories: [factory] } },
-  }))
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      chains: {
+        ethereum: {
+          rpc: [anvil.rpcUrl],
+          chainId: anvil.chainId,
+          multicall3,
+          wrapped: weth,
+          stablecoins: [usdc],
+          tokens: [],
+          uniswapV2Factories: [factory],
+        },
+      },
+    }),
+  )
   env = { PATH: process.env.PATH, PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: dir }
 })
 after(async () => {

@@ -42,8 +42,13 @@ async function connect(): Promise<TestCableClient> {
   return client
 }
 
-const identifierOf = (t: Tracking, changes: Record<string, unknown> = {}) =>
-  ({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: Number(t.nonce), ...changes })
+const identifierOf = (t: Tracking, changes: Record<string, unknown> = {}) => ({
+  channel: 'PaymentChannel',
+  blockchain: t.blockchain,
+  sender: t.sender,
+  nonce: Number(t.nonce),
+  ...changes,
+})
 
 async function subscribed(client: TestCableClient, t: Tracking, changes: Record<string, unknown> = {}): Promise<string> {
   const identifier = client.subscribe(identifierOf(t, changes))
@@ -78,20 +83,31 @@ test('plain GET /cable is 426 problem+json', async () => {
 async function rawRequest(headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   const { port, hostname } = new URL(baseUrl)
   const socket = connectTcp(Number(port), hostname)
-  socket.write(`GET /cable HTTP/1.1\r\nhost: ${hostname}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
+  socket.write(
+    `GET /cable HTTP/1.1\r\nhost: ${hostname}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`,
+  )
   const chunks: Buffer[] = []
   for await (const chunk of socket) chunks.push(chunk as Buffer)
   const [head = '', body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n')
   const [statusLine = '', ...lines] = head.split('\r\n')
   return {
     status: Number(statusLine.split(' ')[1]),
-    headers: Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])),
+    headers: Object.fromEntries(
+      lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    ),
     body,
   }
 }
 
 test('a WebSocket handshake ws refuses is a 400 problem+json, and the socket is closed', async () => {
-  const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }
+  const upgrade = {
+    connection: 'Upgrade',
+    upgrade: 'websocket',
+    'sec-websocket-version': '13',
+    'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+  }
   const cases: [Record<string, string>, RegExp][] = [
     [{ ...upgrade, 'sec-websocket-key': '' }, /Sec-WebSocket-Key/],
     [{ ...upgrade, 'sec-websocket-key': 'short' }, /Sec-WebSocket-Key/],
@@ -138,7 +154,9 @@ test('subscribe: confirmed with the identifier verbatim; malformed identifiers a
 
 test('one connection holds at most 20 subscriptions', async () => {
   const client = await connect()
-  const identifiers = Array.from({ length: 21 }, (_, nonce) => client.subscribe({ channel: 'PaymentChannel', blockchain: 'ethereum', sender: randomAddress(), nonce }))
+  const identifiers = Array.from({ length: 21 }, (_, nonce) =>
+    client.subscribe({ channel: 'PaymentChannel', blockchain: 'ethereum', sender: randomAddress(), nonce }),
+  )
   for (const identifier of identifiers.slice(0, 20)) assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
   assert.deepEqual(await client.next(), { identifier: identifiers[20], type: 'reject_subscription' })
   client.send({ command: 'unsubscribe', identifier: identifiers[0] })
@@ -148,9 +166,17 @@ test('one connection holds at most 20 subscriptions', async () => {
 
 test('frames that are not commands are ignored and never close the connection or the server', async () => {
   const client = await connect()
-  for (const frame of ['not json', '[]', 'null', '42', '{"command":"subscribe"}', '{"command":"dance","identifier":"{}"}',
-    '{"command":"subscribe","identifier":{"channel":"PaymentChannel"}}', '{"command":"message","identifier":"{}","data":"{}"}',
-    '{"command":"unsubscribe","identifier":"never subscribed"}']) {
+  for (const frame of [
+    'not json',
+    '[]',
+    'null',
+    '42',
+    '{"command":"subscribe"}',
+    '{"command":"dance","identifier":"{}"}',
+    '{"command":"subscribe","identifier":{"channel":"PaymentChannel"}}',
+    '{"command":"message","identifier":"{}","data":"{}"}',
+    '{"command":"unsubscribe","identifier":"never subscribed"}',
+  ]) {
     client.send(frame)
   }
   client.socket.send(Buffer.from([0, 1, 2, 255]), { binary: true })
@@ -177,20 +203,24 @@ test('confirmations while confirming, then the final state, then the release (20
 
   await complete(t, { status: 'success', transaction: t.transaction! })
   assert.deepEqual(await client.next(), {
-    identifier, message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
+    identifier,
+    message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
   })
 
   const res = await service.api(apiKey, {
-    method: 'POST', url: '/v2/payments/release',
+    method: 'POST',
+    url: '/v2/payments/release',
     payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: 7, secret_id: t.secretId },
   })
   assert.equal(res.statusCode, 200, res.body)
   assert.deepEqual(await client.next(), {
-    identifier, message: { status: 'success', release: true, forward_to: 'https://shop.example/thanks', failed_reason: null },
+    identifier,
+    message: { status: 'success', release: true, forward_to: 'https://shop.example/thanks', failed_reason: null },
   })
   // An idempotent repeat announces nothing new.
   await service.api(apiKey, {
-    method: 'POST', url: '/v2/payments/release',
+    method: 'POST',
+    url: '/v2/payments/release',
     payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: 7, secret_id: t.secretId },
   })
   service.events.emit('progress', { tracking: t, required: 9, passed: 9 })
@@ -206,7 +236,8 @@ test('a failed payment forwards the user only with forward_on_failure', async ()
 
   const failedStay = await complete(stay, { status: 'failed', failedReason: 'AMOUNT_MISMATCH' })
   assert.deepEqual(await client.next(), {
-    identifier: stayId, message: { status: 'failed', release: false, forward_to: null, failed_reason: 'AMOUNT_MISMATCH' },
+    identifier: stayId,
+    message: { status: 'failed', release: false, forward_to: null, failed_reason: 'AMOUNT_MISMATCH' },
   })
   // Released by a 200 callback answer (the delivery worker's path).
   const released = await releaseTracking(service.database.db, failedStay.id, clock())
@@ -215,7 +246,8 @@ test('a failed payment forwards the user only with forward_on_failure', async ()
 
   await complete(go, { status: 'failed', failedReason: 'TOKEN_MISMATCH' })
   assert.deepEqual(await client.next(), {
-    identifier: goId, message: { status: 'failed', release: false, forward_to: 'https://shop.example/retry', failed_reason: 'TOKEN_MISMATCH' },
+    identifier: goId,
+    message: { status: 'failed', release: false, forward_to: 'https://shop.example/retry', failed_reason: 'TOKEN_MISMATCH' },
   })
 })
 
@@ -225,7 +257,8 @@ test('a widget that subscribes after completion or release gets the current stat
   await completeTracking(service.database.db, done.id, { status: 'success', transaction: done.transaction! }, clock())
   const doneId = await subscribed(client, done)
   assert.deepEqual(await client.next(), {
-    identifier: doneId, message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
+    identifier: doneId,
+    message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
   })
 
   // Another account's tracking of the same payment, released: the widget does not know accounts.
@@ -235,7 +268,8 @@ test('a widget that subscribes after completion or release gets the current stat
   await releaseTracking(service.database.db, elsewhere.id, clock())
   const elsewhereId = await subscribed(client, elsewhere, { sender: elsewhere.sender.toUpperCase().replace('0X', '0x') })
   assert.deepEqual(await client.next(), {
-    identifier: elsewhereId, message: { status: 'success', release: true, forward_to: null, failed_reason: null },
+    identifier: elsewhereId,
+    message: { status: 'success', release: true, forward_to: null, failed_reason: null },
   })
 
   // Still pending: confirmation only, nothing more.

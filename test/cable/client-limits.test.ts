@@ -15,7 +15,8 @@ let baseUrl: string
 let accountId: string
 before(async () => {
   service = await startTestService({
-    background: false, clock,
+    background: false,
+    clock,
     env: {
       PAYWATCH_CABLE_MAX_CONNECTIONS_PER_ADDRESS: '3',
       PAYWATCH_CABLE_CONNECT_BURST: '5',
@@ -98,7 +99,9 @@ test('connections of one address are limited by a bucket that refills with time'
 test('a socket holds at most PAYWATCH_CABLE_MAX_SUBSCRIPTIONS subscriptions; the refusal is counted', async () => {
   clock.advance(60_000)
   const client = await connectOnceFree()
-  const identifiers = Array.from({ length: 4 }, () => client.subscribe({ channel: 'PaymentChannel', blockchain: 'ethereum', sender: randomAddress(), nonce: 1 }))
+  const identifiers = Array.from({ length: 4 }, () =>
+    client.subscribe({ channel: 'PaymentChannel', blockchain: 'ethereum', sender: randomAddress(), nonce: 1 }),
+  )
   for (const identifier of identifiers.slice(0, 3)) assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
   assert.deepEqual(await client.next(), { identifier: identifiers[3], type: 'reject_subscription' })
   assert.equal(await refusals('subscriptions'), 1)
@@ -108,20 +111,25 @@ test('a socket holds at most PAYWATCH_CABLE_MAX_SUBSCRIPTIONS subscriptions; the
 test('subscribes that come together share one read; a repeated subscribe is served from the cache', async () => {
   clock.advance(60_000)
   const client = await connectOnceFree()
-  const payments = await Promise.all([1, 2, 3].map(async () => {
-    const t = await insertTestTracking(service.database.db, accountId)
-    await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, clock())
-    return t
-  }))
+  const payments = await Promise.all(
+    [1, 2, 3].map(async () => {
+      const t = await insertTestTracking(service.database.db, accountId)
+      await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, clock())
+      return t
+    }),
+  )
   const before = await stateReads()
   // One TCP write: the three commands reach the server in the same turn.
   const tcp = (client.socket as unknown as { _socket: { cork(): void; uncork(): void } })._socket
   tcp.cork()
-  const identifiers = payments.map((t) => client.subscribe({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: 7 }))
+  const identifiers = payments.map((t) =>
+    client.subscribe({ channel: 'PaymentChannel', blockchain: t.blockchain, sender: t.sender, nonce: 7 }),
+  )
   tcp.uncork()
   for (const identifier of identifiers) {
     assert.deepEqual(await client.next((f) => f.identifier === identifier && f.message !== undefined), {
-      identifier, message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
+      identifier,
+      message: { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null },
     })
   }
   assert.equal(await stateReads(), before + 1, 'one read for three payments')

@@ -33,10 +33,12 @@ async function connect(): Promise<TestCableClient> {
 
 const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
 
-const release = (apiKey: string, t: Tracking) => service.api(apiKey, {
-  method: 'POST', url: '/v2/payments/release',
-  payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
-})
+const release = (apiKey: string, t: Tracking) =>
+  service.api(apiKey, {
+    method: 'POST',
+    url: '/v2/payments/release',
+    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
+  })
 
 async function complete(t: Tracking): Promise<Tracking> {
   const done = await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
@@ -50,10 +52,15 @@ async function contestedPayment(): Promise<{ first: Tracking; later: Tracking }>
   const sender = randomAddress()
   const now = Date.now()
   const first = await insertTestTracking(service.database.db, shop.accountId, {
-    sender, createdAt: new Date(now - 60_000), forwardTo: 'https://shop.example/thanks',
+    sender,
+    createdAt: new Date(now - 60_000),
+    forwardTo: 'https://shop.example/thanks',
   })
   const later = await insertTestTracking(service.database.db, phisher.accountId, {
-    sender, createdAt: new Date(now), forwardTo: 'https://phish.example/login', transaction: first.transaction,
+    sender,
+    createdAt: new Date(now),
+    forwardTo: 'https://phish.example/login',
+    transaction: first.transaction,
   })
   return { first, later }
 }
@@ -72,19 +79,29 @@ test("a later account's progress, completion and release never reach the channel
   // A marker of the first tracking: anything of the later one would have been queued before it.
   service.events.emit('progress', { tracking: first, required: 2, passed: 1 })
   assert.deepEqual(await widget.next(), { identifier: id, message: { confirmations: { required: 2, passed: 1 } } })
-  assert.deepEqual(widget.pending().filter((f) => f.type !== 'ping'), [], "nothing of the later account's tracking")
+  assert.deepEqual(
+    widget.pending().filter((f) => f.type !== 'ping'),
+    [],
+    "nothing of the later account's tracking",
+  )
 
   // A widget that comes now is not shown the later tracking's released state: the first one is pending.
   const late = await connect()
   const lateId = await subscribed(late, first)
   service.events.emit('progress', { tracking: first, required: 2, passed: 2 })
   assert.deepEqual(await late.next(), { identifier: lateId, message: { confirmations: { required: 2, passed: 2 } } })
-  assert.deepEqual(late.pending().filter((f) => f.type !== 'ping'), [])
+  assert.deepEqual(
+    late.pending().filter((f) => f.type !== 'ping'),
+    [],
+  )
 
   // The first tracking completes: its callback answered 202, so the user waits for its own release.
   await complete(first)
   const held = { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null }
-  assert.deepEqual((await widget.next((f) => f.identifier === id && f.message !== undefined && 'status' in (f.message as object))).message, held)
+  assert.deepEqual(
+    (await widget.next((f) => f.identifier === id && f.message !== undefined && 'status' in (f.message as object))).message,
+    held,
+  )
   const latest = await connect()
   const latestId = await subscribed(latest, first)
   assert.deepEqual(await latest.next(), { identifier: latestId, message: held }, "the first tracking's hold, not the later release")
@@ -102,11 +119,16 @@ test('a subscriber who came before any tracking existed follows the one created 
 
   const first = await insertTestTracking(service.database.db, shop.accountId, { sender, createdAt: new Date(Date.now() - 1000) })
   const later = await insertTestTracking(service.database.db, phisher.accountId, {
-    sender, createdAt: new Date(), forwardTo: 'https://phish.example/login',
+    sender,
+    createdAt: new Date(),
+    forwardTo: 'https://phish.example/login',
   })
   service.events.emit('progress', { tracking: later, required: 3, passed: 1 })
   await complete(later)
   service.events.emit('progress', { tracking: first, required: 3, passed: 2 })
   assert.deepEqual(await widget.next(), { identifier: id, message: { confirmations: { required: 3, passed: 2 } } })
-  assert.deepEqual(widget.pending().filter((f) => f.type !== 'ping'), [])
+  assert.deepEqual(
+    widget.pending().filter((f) => f.type !== 'ping'),
+    [],
+  )
 })

@@ -39,12 +39,14 @@ async function connect(node: TestService): Promise<TestCableClient> {
 
 const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
 
-const releaseThroughA = (t: Tracking) => nodeA.api(apiKey, {
-  method: 'POST', url: '/v2/payments/release',
-  payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
-})
+const releaseThroughA = (t: Tracking) =>
+  nodeA.api(apiKey, {
+    method: 'POST',
+    url: '/v2/payments/release',
+    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
+  })
 
-test("events on node A reach a widget on node B, once each on both nodes", { skip }, async () => {
+test('events on node A reach a widget on node B, once each on both nodes', { skip }, async () => {
   const onA = await connect(nodeA)
   const onB = await connect(nodeB)
   const t = await insertTestTracking(nodeA.database.db, accountId)
@@ -113,7 +115,10 @@ test("another account's later tracking of the same payment never reaches a widge
   const sender = randomAddress()
   const first = await insertTestTracking(nodeA.database.db, accountId, { sender, createdAt: new Date(Date.now() - 60_000) })
   const later = await insertTestTracking(nodeA.database.db, phisher.accountId, {
-    sender, createdAt: new Date(), forwardTo: 'https://phish.example/login', transaction: first.transaction,
+    sender,
+    createdAt: new Date(),
+    forwardTo: 'https://phish.example/login',
+    transaction: first.transaction,
   })
   const onA = await connect(nodeA)
   const id = await subscribed(onA, first)
@@ -123,15 +128,26 @@ test("another account's later tracking of the same payment never reaches a widge
   const done = await completeTracking(nodeB.database.db, later.id, { status: 'success', transaction: later.transaction! }, new Date())
   nodeB.events.emit('completed', done!)
   const released = await nodeB.api(phisher.apiKey, {
-    method: 'POST', url: '/v2/payments/release',
-    payload: { blockchain: later.blockchain, transaction: later.transaction, sender: later.sender, nonce: later.nonce.toString(), secret_id: later.secretId },
+    method: 'POST',
+    url: '/v2/payments/release',
+    payload: {
+      blockchain: later.blockchain,
+      transaction: later.transaction,
+      sender: later.sender,
+      nonce: later.nonce.toString(),
+      secret_id: later.secretId,
+    },
   })
   assert.equal(released.statusCode, 200, released.body)
 
   // A marker of the first tracking through the same LISTEN connection, after the others.
   nodeB.events.emit('progress', { tracking: first, required: 2, passed: 1 })
   assert.deepEqual(await onA.next(), { identifier: id, message: { confirmations: { required: 2, passed: 1 } } })
-  assert.deepEqual(onA.pending().filter((f) => f.type !== 'ping'), [], "nothing of the later account's tracking")
+  assert.deepEqual(
+    onA.pending().filter((f) => f.type !== 'ping'),
+    [],
+    "nothing of the later account's tracking",
+  )
 
   // A late widget on node A is not shown the later tracking's release either; then the first completes (202: held).
   const late = await connect(nodeA)

@@ -17,7 +17,10 @@ const receiver = async (...args: Parameters<typeof startReceiver>) => {
 
 before(async () => {
   // Callbacks to the local receivers are allowed here; the SSRF guard has its own test file.
-  service = await startTestService({ env: { PAYWATCH_CALLBACK_TIMEOUT: '1', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000' }, callbacks: { pollMs: 25 } })
+  service = await startTestService({
+    env: { PAYWATCH_CALLBACK_TIMEOUT: '1', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000' },
+    callbacks: { pollMs: 25 },
+  })
   ;({ accountId, apiKey } = await service.newAccount())
   const res = await service.app.inject({ method: 'GET', url: '/v2/public-key' })
   assert.equal(res.statusCode, 200)
@@ -31,7 +34,23 @@ after(async () => {
 const deliveriesOf = async (secretId: string) => {
   const res = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secretId}/deliveries` })
   assert.equal(res.statusCode, 200, res.body)
-  return res.json<{ deliveries: { id: string; state: string; attempt_count: number; next_attempt_at: string | null; reason: string; attempts: { attempt: number; outcome: string; status_code: number | null; error: string | null; response: string | null; duration_ms: number }[] }[] }>().deliveries
+  return res.json<{
+    deliveries: {
+      id: string
+      state: string
+      attempt_count: number
+      next_attempt_at: string | null
+      reason: string
+      attempts: {
+        attempt: number
+        outcome: string
+        status_code: number | null
+        error: string | null
+        response: string | null
+        duration_ms: number
+      }[]
+    }[]
+  }>().deliveries
 }
 const record = async (secretId: string) => (await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secretId}` })).json()
 
@@ -46,7 +65,8 @@ test('200: delivered once, signed over the exact bytes (non-ASCII escaped), rele
   const released: string[] = []
   service.events.on('released', (t) => released.push(t.id))
   const tracking = await insertCompleted(service.database.db, accountId, {
-    callback: `${r.url}/paid`, payload: { text: 'Grüße – 支払い 🎉', n: 1 },
+    callback: `${r.url}/paid`,
+    payload: { text: 'Grüße – 支払い 🎉', n: 1 },
   })
   service.events.emit('completed', tracking)
   const [got] = await r.waitFor(1)
@@ -85,8 +105,12 @@ test('GET /v2/payments/{secret_id} carries x-signature over its exact (ASCII) bo
   assert.equal(again.headers['x-signature'], res.headers['x-signature'], 'an unchanged record is not signed again')
 })
 
-test('202: accepted, release waits; a JSON forward_to replaces the record\'s', async () => {
-  const r = await receiver(() => ({ status: 202, body: '{"forward_to":"https://shop.example/next"}', headers: { 'content-type': 'application/json' } }))
+test("202: accepted, release waits; a JSON forward_to replaces the record's", async () => {
+  const r = await receiver(() => ({
+    status: 202,
+    body: '{"forward_to":"https://shop.example/next"}',
+    headers: { 'content-type': 'application/json' },
+  }))
   const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb`, forwardTo: 'https://shop.example/old' })
   await r.waitFor(1)
   const [delivery] = await eventually(async () => {
@@ -100,13 +124,23 @@ test('202: accepted, release waits; a JSON forward_to replaces the record\'s', a
 })
 
 test('a forward_to that is not an http(s) URL or path, or holds a NUL, is ignored; the attempt is recorded', async () => {
-  const answers = ['{"forward_to":"javascript:alert(1)"}', '{"forward_to":"https://shop.example/\\u0000x"}', '{"forward_to":"data:text/html,hi"}',
+  const answers = [
+    '{"forward_to":"javascript:alert(1)"}',
+    '{"forward_to":"https://shop.example/\\u0000x"}',
+    '{"forward_to":"data:text/html,hi"}',
     // Refused at create too: these lead the browser to another site although they look like paths.
-    '{"forward_to":"//evil.example/x"}', '{"forward_to":"/\\\\evil.example/x"}', '{"forward_to":"/\\t/evil.example/x"}',
-    '{"forward_to":"https:evil.example/x"}', '{"forward_to":" /x"}']
+    '{"forward_to":"//evil.example/x"}',
+    '{"forward_to":"/\\\\evil.example/x"}',
+    '{"forward_to":"/\\t/evil.example/x"}',
+    '{"forward_to":"https:evil.example/x"}',
+    '{"forward_to":" /x"}',
+  ]
   for (const answer of answers) {
     const r = await receiver(() => ({ status: 200, body: answer, headers: { 'content-type': 'application/json' } }))
-    const tracking = await insertCompleted(service.database.db, accountId, { callback: `${r.url}/cb`, forwardTo: 'https://shop.example/kept' })
+    const tracking = await insertCompleted(service.database.db, accountId, {
+      callback: `${r.url}/cb`,
+      forwardTo: 'https://shop.example/kept',
+    })
     await r.waitFor(1)
     const stored = await eventually(async () => {
       const current = await record(tracking.secretId)
@@ -151,12 +185,20 @@ test('500, timeout (also after a 200 status line) and connection refused are fai
   const tFast = await insertCompleted(service.database.db, accountId, { callback: `${fast.url}/cb` })
   await fast.waitFor(1)
   await slow.waitFor(1)
-  assert.equal((await deliveriesOf(tSlow.secretId))[0]!.attempt_count, 0, 'the fast endpoint was served while the slow one was still answering')
+  assert.equal(
+    (await deliveriesOf(tSlow.secretId))[0]!.attempt_count,
+    0,
+    'the fast endpoint was served while the slow one was still answering',
+  )
   const fastDone = await eventually(async () => (await deliveriesOf(tFast.secretId))[0]?.state === 'delivered')
   assert.ok(fastDone)
 
   for (const [tracking, check] of [
-    [t500, (a: { status_code: number | null; error: string | null; response: string | null }) => a.status_code === 500 && a.response === 'database exploded'],
+    [
+      t500,
+      (a: { status_code: number | null; error: string | null; response: string | null }) =>
+        a.status_code === 500 && a.response === 'database exploded',
+    ],
     [tSlow, (a: { status_code: number | null; error: string | null }) => a.status_code === null && /^timeout/.test(a.error ?? '')],
     [tClosed, (a: { status_code: number | null; error: string | null }) => a.status_code === null && /ECONNREFUSED/.test(a.error ?? '')],
     [tStalled, (a: { status_code: number | null; error: string | null }) => a.status_code === 200 && /^timeout/.test(a.error ?? '')],
@@ -181,7 +223,9 @@ test('integration: signed with its own key, which the service key does not verif
   assert.match(integration.public_key, /^-----BEGIN PUBLIC KEY-----/)
   const r = await receiver(() => ({ status: 200 }))
   const tracking = await insertCompleted(service.database.db, accountId, {
-    callback: `${r.url}/cb`, integrationId: integration.id, payload: { integration: integration.id, city: 'Zürich' },
+    callback: `${r.url}/cb`,
+    integrationId: integration.id,
+    payload: { integration: integration.id, city: 'Zürich' },
   })
   const [got] = await r.waitFor(1)
   assert.equal(await verifiedBy(got!, integration.public_key), true)
@@ -192,8 +236,12 @@ test('integration: signed with its own key, which the service key does not verif
 
 test('earlier (uuid) trackings are delivered in the earlier shape', async () => {
   const r = await receiver(() => ({ status: 200 }))
-  const tracking = await insertCompleted(service.database.db, accountId, { shape: 'earlier', callback: `${r.url}/cb` },
-    { status: 'failed', failedReason: 'AMOUNT_MISMATCH' })
+  const tracking = await insertCompleted(
+    service.database.db,
+    accountId,
+    { shape: 'earlier', callback: `${r.url}/cb` },
+    { status: 'failed', failedReason: 'AMOUNT_MISMATCH' },
+  )
   const [got] = await r.waitFor(1)
   const body = JSON.parse(got!.body)
   assert.equal(body.uuid, tracking.secretId)
@@ -205,7 +253,13 @@ test('earlier (uuid) trackings are delivered in the earlier shape', async () => 
 
 test('redeliver: 409 while pending or without callback, 404 for another account, else a new delivery now', async () => {
   const pending = await insertPending(service.database.db, accountId, { callback: 'http://127.0.0.1:9/cb' })
-  const post = (key: string, secretId: string) => service.api(key, { method: 'POST', url: `/v2/payments/${secretId}/redeliver`, headers: { 'content-type': 'application/json' }, payload: '' })
+  const post = (key: string, secretId: string) =>
+    service.api(key, {
+      method: 'POST',
+      url: `/v2/payments/${secretId}/redeliver`,
+      headers: { 'content-type': 'application/json' },
+      payload: '',
+    })
   assert.equal((await post(apiKey, pending.secretId)).statusCode, 409)
   const silent = await insertCompleted(service.database.db, accountId, {})
   const noCallback = await post(apiKey, silent.secretId)

@@ -16,7 +16,9 @@ let receiver: Receiver
 
 before(async () => {
   anvil = await startAnvil()
-  receiver = await startReceiver((request) => (request.path.startsWith('/accept') ? { status: 202 } : { status: 200, body: '{"forward_to":"https://shop.example/done"}' }))
+  receiver = await startReceiver((request) =>
+    request.path.startsWith('/accept') ? { status: 202 } : { status: 200, body: '{"forward_to":"https://shop.example/done"}' },
+  )
   service = await startEngineService(anvil, { callbacks: { pollMs: 50 } })
   ;({ apiKey, accountId } = await service.newAccount())
 })
@@ -31,7 +33,10 @@ test('payment mined → signed callback received and verified; 200 releases and 
   const sender = anvil.accounts[1]!
   const to = freshAddress()
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver: to, amount: '0.5', callback: `${receiver.url}/paid`, payload: { order: 'Bestellung Nr. 7 – Größe M' },
+    receiver: to,
+    amount: '0.5',
+    callback: `${receiver.url}/paid`,
+    payload: { order: 'Bestellung Nr. 7 – Größe M' },
   })
   const receipt = await sendNative(anvil, sender, to, parseEther('0.5'))
   const [got] = await receiver.waitFor(1)
@@ -53,7 +58,10 @@ test('a failed payment with an integration: callback signed with the integration
   const sender = anvil.accounts[2]!
   const to = freshAddress()
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver: to, amount: '2', callback: `${receiver.url}/accept`, integration_id: integration.id,
+    receiver: to,
+    amount: '2',
+    callback: `${receiver.url}/accept`,
+    integration_id: integration.id,
   })
   await sendNative(anvil, sender, to, parseEther('1'))
   const got = await eventually(async () => receiver.received.find((r) => JSON.parse(r.body).secret_id === request.secret_id))

@@ -53,15 +53,25 @@ test('admin API: create an integration ({id, public_key}), list and show it; unk
 
   assert.equal((await service.admin({ method: 'GET', url: '/admin/integrations/nope' })).statusCode, 404)
   assert.equal((await service.admin({ method: 'POST', url: '/admin/accounts/nope/integrations', payload: {} })).statusCode, 404)
-  assert.equal((await service.admin({ method: 'POST', url: `/admin/accounts/${accountId}/integrations`, payload: { name: 5 } })).statusCode, 400)
+  assert.equal(
+    (await service.admin({ method: 'POST', url: `/admin/accounts/${accountId}/integrations`, payload: { name: 5 } })).statusCode,
+    400,
+  )
   const anonymous = await service.app.inject({ method: 'POST', url: `/admin/accounts/${accountId}/integrations`, payload: {} })
   assert.equal(anonymous.statusCode, 401)
 })
 
 const paymentBody = (nonce: number, extra: Record<string, unknown>) => ({
-  blockchain: 'ethereum', sender: anvil.accounts[1]!.address, nonce, receiver: anvil.accounts[2]!.address,
-  token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', amount: '1', after_block: 0, secret_id: `integration-${nonce}`,
-  callback: 'https://shop.example/cb', ...extra,
+  blockchain: 'ethereum',
+  sender: anvil.accounts[1]!.address,
+  nonce,
+  receiver: anvil.accounts[2]!.address,
+  token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+  amount: '1',
+  after_block: 0,
+  secret_id: `integration-${nonce}`,
+  callback: 'https://shop.example/cb',
+  ...extra,
 })
 
 test('POST /v2/payments: an unknown or foreign integration is a 400; its own integration signs the record', async () => {
@@ -88,7 +98,9 @@ test('POST /v2/payments: an unknown or foreign integration is a 400; its own int
 
   const publicKey = (await service.app.inject({ method: 'GET', url: '/v2/public-key' })).body
   for (const [nonce, extra] of [
-    [4, { integration_id: own.id }], [5, { payload: { integration: own.id, note: 'ñ' } }], [10, { integration_id: own.id, payload: { integration: own.id } }],
+    [4, { integration_id: own.id }],
+    [5, { payload: { integration: own.id, note: 'ñ' } }],
+    [10, { integration_id: own.id, payload: { integration: own.id } }],
   ] as const) {
     const res = await create(nonce, extra)
     assert.equal(res.statusCode, 201, res.body)
@@ -137,7 +149,10 @@ test('CLI: integrations create/show and deliveries list/redeliver', async () => 
     assert.equal(created.name, 'pos')
     assert.match(created.public_key, /BEGIN PUBLIC KEY/)
     assert.equal(await run('integrations', 'show', created.id, '--pem'), created.public_key)
-    assert.deepEqual(JSON.parse(await run('integrations', 'list', account.id)).map((i: { id: string }) => i.id), [created.id])
+    assert.deepEqual(
+      JSON.parse(await run('integrations', 'list', account.id)).map((i: { id: string }) => i.id),
+      [created.id],
+    )
     await assert.rejects(run('integrations', 'list', 'not-an-account'), /account not-an-account not found/)
 
     const before = JSON.parse(await run('deliveries', 'list', done.secretId, '--account', account.id))

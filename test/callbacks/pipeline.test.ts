@@ -23,17 +23,18 @@ test('with many hosts, requests stay within the overall and per-host limits, and
   let maxInFlight = 0
   let maxPerHost = 0
   const sender = {
-    send: (url: string) => new Promise<SendResult>((resolve) => {
-      const host = new URL(url).hostname.split('.')[0]!
-      inFlightByHost.set(host, (inFlightByHost.get(host) ?? 0) + 1)
-      maxInFlight = Math.max(maxInFlight, open.size + 1)
-      maxPerHost = Math.max(maxPerHost, inFlightByHost.get(host)!)
-      open.set(url, (result) => {
-        open.delete(url)
-        inFlightByHost.set(host, inFlightByHost.get(host)! - 1)
-        resolve(result)
-      })
-    }),
+    send: (url: string) =>
+      new Promise<SendResult>((resolve) => {
+        const host = new URL(url).hostname.split('.')[0]!
+        inFlightByHost.set(host, (inFlightByHost.get(host) ?? 0) + 1)
+        maxInFlight = Math.max(maxInFlight, open.size + 1)
+        maxPerHost = Math.max(maxPerHost, inFlightByHost.get(host)!)
+        open.set(url, (result) => {
+          open.delete(url)
+          inFlightByHost.set(host, inFlightByHost.get(host)! - 1)
+          resolve(result)
+        })
+      }),
     close() {},
   }
   const pipeline = createAttemptPipeline({ signer, sender, clock: () => new Date(0), concurrency: 4, perHost: 2, signing: 8 })

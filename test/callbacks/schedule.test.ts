@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { MAX_CALLBACK_RETRIES, afterFailure, retryDelaySeconds } from '../../src/domain/retry-schedule.ts'
-import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, deliveryQueueStats, postponeDeliveries, recordAttempts } from '../../src/store/deliveries.ts'
+import {
+  INTERRUPTED_ATTEMPT_ERROR,
+  claimDueDeliveries,
+  deliveryQueueStats,
+  postponeDeliveries,
+  recordAttempts,
+} from '../../src/store/deliveries.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertCompleted, startReceiver, type Receiver } from './support.ts'
@@ -9,7 +15,10 @@ import { insertCompleted, startReceiver, type Receiver } from './support.ts'
 test('retry delays follow (n ** 4) + 15 + (rand(30) * (n + 1))', () => {
   const low = () => 0
   const high = () => 0.999999
-  assert.deepEqual([0, 1, 2, 3, 4].map((n) => retryDelaySeconds(n, low)), [15, 16, 31, 96, 271])
+  assert.deepEqual(
+    [0, 1, 2, 3, 4].map((n) => retryDelaySeconds(n, low)),
+    [15, 16, 31, 96, 271],
+  )
   assert.equal(retryDelaySeconds(0, high), 44)
   assert.equal(retryDelaySeconds(3, high), 81 + 15 + 29 * 4)
   const now = new Date('2026-01-01T00:00:00Z')
@@ -97,16 +106,36 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
     assert.equal(ok.received.length, 1)
     // The attempt the crash cut off is in the log (the receiver may have seen it), then the one made now.
     const log = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', crashed!.id).orderBy('attempt').execute()
-    assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker, a.status_code]), [[1, 'failed', 'crashed-worker', null], [2, 'delivered', worker.name, 200]])
+    assert.deepEqual(
+      log.map((a) => [a.attempt, a.outcome, a.worker, a.status_code]),
+      [
+        [1, 'failed', 'crashed-worker', null],
+        [2, 'delivered', worker.name, 200],
+      ],
+    )
     assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
     assert.equal(new Date(log[0]!.started_at).getTime(), leaseUntil.getTime() - 40_000, 'started when the crashed worker claimed it')
     assert.equal(log[0]!.duration_ms, 40_000, 'until its lease ran out')
 
     // The crashed worker comes back and reports a failure: the delivery stays delivered.
-    await recordAttempts(db, [{
-      delivery: crashed!, worker: 'crashed-worker', startedAt: clock(), durationMs: 5, outcome: 'failed',
-      statusCode: 500, error: null, excerpt: null, forwardTo: null, next: { state: 'due', at: clock() },
-    }], clock())
+    await recordAttempts(
+      db,
+      [
+        {
+          delivery: crashed!,
+          worker: 'crashed-worker',
+          startedAt: clock(),
+          durationMs: 5,
+          outcome: 'failed',
+          statusCode: 500,
+          error: null,
+          excerpt: null,
+          forwardTo: null,
+          next: { state: 'due', at: clock() },
+        },
+      ],
+      clock(),
+    )
     const delivery = await db.selectFrom('deliveries').selectAll().where('tracking_id', '=', tracking.id).executeTakeFirstOrThrow()
     assert.equal(delivery.state, 'delivered')
     assert.equal(delivery.attempts, 2)
@@ -120,21 +149,50 @@ test('a claim taking over an expired lease logs the cut-off attempt (worker name
   const db = service.database.db
   await insertCompleted(db, accountId, { callback: `${failing.url}/cb` }, undefined, clock())
   const claimedAt = clock()
-  const [first] = await claimDueDeliveries(db, { now: claimedAt, leaseUntil: new Date(claimedAt.getTime() + 40_000), limit: 10, claim: 'node-a:1' })
+  const [first] = await claimDueDeliveries(db, {
+    now: claimedAt,
+    leaseUntil: new Date(claimedAt.getTime() + 40_000),
+    limit: 10,
+    claim: 'node-a:1',
+  })
   clock.advance(40_000)
-  const [second] = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 40_000), limit: 10, claim: 'node-b:2' })
+  const [second] = await claimDueDeliveries(db, {
+    now: clock(),
+    leaseUntil: new Date(clock().getTime() + 40_000),
+    limit: 10,
+    claim: 'node-b:2',
+  })
   assert.equal(second?.id, first?.id)
   assert.equal(second!.attempts, 1, 'the cut-off attempt counts')
   const summary = await db.selectFrom('deliveries').selectAll().where('id', '=', second!.id).executeTakeFirstOrThrow()
-  assert.deepEqual([new Date(summary.last_attempt_at!).getTime(), summary.last_status_code, summary.last_error, summary.claimed_by],
-    [claimedAt.getTime(), null, INTERRUPTED_ATTEMPT_ERROR, 'node-b:2'])
+  assert.deepEqual(
+    [new Date(summary.last_attempt_at!).getTime(), summary.last_status_code, summary.last_error, summary.claimed_by],
+    [claimedAt.getTime(), null, INTERRUPTED_ATTEMPT_ERROR, 'node-b:2'],
+  )
   const log = await db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', second!.id).execute()
-  assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker, a.duration_ms]), [[1, 'failed', 'node-a', 40_000]])
+  assert.deepEqual(
+    log.map((a) => [a.attempt, a.outcome, a.worker, a.duration_ms]),
+    [[1, 'failed', 'node-a', 40_000]],
+  )
   // Finished, so the next test sees nothing due.
-  await recordAttempts(db, [{
-    delivery: second!, worker: 'node-b', startedAt: clock(), durationMs: 5, outcome: 'delivered',
-    statusCode: 200, error: null, excerpt: null, forwardTo: null, next: { state: 'delivered' },
-  }], clock())
+  await recordAttempts(
+    db,
+    [
+      {
+        delivery: second!,
+        worker: 'node-b',
+        startedAt: clock(),
+        durationMs: 5,
+        outcome: 'delivered',
+        statusCode: 200,
+        error: null,
+        excerpt: null,
+        forwardTo: null,
+        next: { state: 'delivered' },
+      },
+    ],
+    clock(),
+  )
 })
 
 test('the oldest due age counts from when an attempt fell due, also while a worker holds or postponed the delivery', async () => {
@@ -152,17 +210,35 @@ test('the oldest due age counts from when an attempt fell due, also while a work
   assert.match(metrics.body, /\npaywatch_callback_oldest_due_age_seconds 10\n/)
 
   await postponeDeliveries(db, [{ id: claimed.id, claim }], new Date(clock().getTime() + 30_000))
-  assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: dueAt }, 'postponed behind its host: still waiting since then')
+  assert.deepEqual(
+    await deliveryQueueStats(db, clock()),
+    { due: 1, oldestOverdue: dueAt },
+    'postponed behind its host: still waiting since then',
+  )
 
   // After a failed attempt the retry's due time counts: nothing is overdue until it comes.
   clock.advance(30_000)
   const [again] = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 60_000), limit: 10, claim })
   assert.equal(again?.id, claimed.id)
   const retryAt = new Date(clock().getTime() + 20_000)
-  await recordAttempts(db, [{
-    delivery: again!, worker: claim, startedAt: clock(), durationMs: 5, outcome: 'failed',
-    statusCode: 500, error: null, excerpt: null, forwardTo: null, next: { state: 'due', at: retryAt },
-  }], clock())
+  await recordAttempts(
+    db,
+    [
+      {
+        delivery: again!,
+        worker: claim,
+        startedAt: clock(),
+        durationMs: 5,
+        outcome: 'failed',
+        statusCode: 500,
+        error: null,
+        excerpt: null,
+        forwardTo: null,
+        next: { state: 'due', at: retryAt },
+      },
+    ],
+    clock(),
+  )
   assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: null })
   clock.set(new Date(retryAt.getTime() + 3_000))
   assert.deepEqual(await deliveryQueueStats(db, clock()), { due: 1, oldestOverdue: retryAt })

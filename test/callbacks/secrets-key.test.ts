@@ -31,16 +31,23 @@ async function installation() {
     if (databaseUrl) await dropDatabase(databaseUrl)
     rmSync(dataDir, { recursive: true, force: true })
   })
-  const configOf = (env: Record<string, string>) => loadConfig({
-    PAYWATCH_DATA_DIR: dataDir, PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, PAYWATCH_AUTH_FAILURES: '1000000',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env,
-  })
-  return Object.assign(async (env: Record<string, string>): Promise<{ service: Service; logs: string[] }> => {
-    const logs: string[] = []
-    const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) })
-    const service = await createService(configOf(env), { logger, background: false })
-    return { service, logs }
-  }, { configOf })
+  const configOf = (env: Record<string, string>) =>
+    loadConfig({
+      PAYWATCH_DATA_DIR: dataDir,
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      PAYWATCH_AUTH_FAILURES: '1000000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...env,
+    })
+  return Object.assign(
+    async (env: Record<string, string>): Promise<{ service: Service; logs: string[] }> => {
+      const logs: string[] = []
+      const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(line) })
+      const service = await createService(configOf(env), { logger, background: false })
+      return { service, logs }
+    },
+    { configOf },
+  )
 }
 
 /** `paywatch <args>` in this process (the embedded database is one process's: no service may be running). */
@@ -71,18 +78,30 @@ async function newIntegration(service: Service) {
   return { accountId: account.id, apiKey, integration: created.json<{ id: string; public_key: string }>() }
 }
 
-const storedKeys = async (service: Service) => [
-  ...(await service.database.db.selectFrom('service_keys').select('private_key_pem').execute()),
-  ...(await service.database.db.selectFrom('integrations').select('private_key_pem').execute()),
-].map((row) => row.private_key_pem)
+const storedKeys = async (service: Service) =>
+  [
+    ...(await service.database.db.selectFrom('service_keys').select('private_key_pem').execute()),
+    ...(await service.database.db.selectFrom('integrations').select('private_key_pem').execute()),
+  ].map((row) => row.private_key_pem)
 
 /** A record signed with the integration's key and one with the service key, as DePay's verifier checks them. */
 async function assertRecordsVerify(service: Service, shop: Awaited<ReturnType<typeof newIntegration>>, servicePublicKey: string) {
-  for (const [integrationId, publicKey] of [[shop.integration.id, shop.integration.public_key], [null, servicePublicKey]] as const) {
+  for (const [integrationId, publicKey] of [
+    [shop.integration.id, shop.integration.public_key],
+    [null, servicePublicKey],
+  ] as const) {
     const tracking = await insertPending(service.database.db, shop.accountId, { integrationId })
-    const read = await service.app.inject({ method: 'GET', url: `/v2/payments/${tracking.secretId}`, headers: { 'x-api-key': shop.apiKey } })
+    const read = await service.app.inject({
+      method: 'GET',
+      url: `/v2/payments/${tracking.secretId}`,
+      headers: { 'x-api-key': shop.apiKey },
+    })
     assert.equal(read.statusCode, 200, read.body)
-    assert.equal(await verifiedBy({ body: read.body, headers: read.headers }, publicKey), true, `signed with ${integrationId ?? 'the service key'}`)
+    assert.equal(
+      await verifiedBy({ body: read.body, headers: read.headers }, publicKey),
+      true,
+      `signed with ${integrationId ?? 'the service key'}`,
+    )
   }
 }
 
@@ -116,7 +135,11 @@ test('with the key set, stored private keys are sealed, sign verifiable records,
   assert.deepEqual(await storedKeys(again.service), stored, 'sealed rows are left as they are')
   await again.service.close()
 
-  await assertStartRefused(start, { PAYWATCH_SECRETS_KEY: randomBytes(32).toString('hex') }, /^PAYWATCH_SECRETS_KEY does not open the stored signing keys/)
+  await assertStartRefused(
+    start,
+    { PAYWATCH_SECRETS_KEY: randomBytes(32).toString('hex') },
+    /^PAYWATCH_SECRETS_KEY does not open the stored signing keys/,
+  )
   await assertStartRefused(start, {}, /^PAYWATCH_SECRETS_KEY is missing/)
 
   const after = await start({ PAYWATCH_SECRETS_KEY: hexKey })
@@ -130,7 +153,11 @@ test('plaintext keys from before the key was set are sealed at start, once, with
   const plain = await start({})
   const servicePublicKey = await publicKeyOf(plain.service)
   const shop = await newIntegration(plain.service)
-  assert.deepEqual((await storedKeys(plain.service)).map((value) => value.startsWith('-----BEGIN PRIVATE KEY-----')), [true, true], 'plaintext without the key')
+  assert.deepEqual(
+    (await storedKeys(plain.service)).map((value) => value.startsWith('-----BEGIN PRIVATE KEY-----')),
+    [true, true],
+    'plaintext without the key',
+  )
   await assertRecordsVerify(plain.service, shop, servicePublicKey)
   await plain.service.close()
 
@@ -144,7 +171,11 @@ test('plaintext keys from before the key was set are sealed at start, once, with
   await sealing.service.close()
 
   const next = await start({ PAYWATCH_SECRETS_KEY: hexKey })
-  assert.equal(next.logs.some((line) => line.includes('stored signing keys sealed')), false, 'nothing left to seal')
+  assert.equal(
+    next.logs.some((line) => line.includes('stored signing keys sealed')),
+    false,
+    'nothing left to seal',
+  )
   await next.service.close()
 })
 
@@ -166,8 +197,10 @@ test('CLI: integrations create seals the new key, and refuses a wrong key before
   await first.service.close()
 
   const created = JSON.parse(await cli(start.configOf({ PAYWATCH_SECRETS_KEY: hexKey }), 'integrations', 'create', shop.accountId))
-  await assert.rejects(cli(start.configOf({ PAYWATCH_SECRETS_KEY: randomBytes(32).toString('hex') }), 'integrations', 'create', shop.accountId),
-    /PAYWATCH_SECRETS_KEY does not open the stored signing keys/)
+  await assert.rejects(
+    cli(start.configOf({ PAYWATCH_SECRETS_KEY: randomBytes(32).toString('hex') }), 'integrations', 'create', shop.accountId),
+    /PAYWATCH_SECRETS_KEY does not open the stored signing keys/,
+  )
   await assert.rejects(cli(start.configOf({}), 'integrations', 'create', shop.accountId), /PAYWATCH_SECRETS_KEY is missing/)
 
   const again = await start({ PAYWATCH_SECRETS_KEY: hexKey })

@@ -12,14 +12,17 @@ import { startReceiver } from './support.ts'
  */
 async function startSilentListener(): Promise<{ port: number; close(): Promise<void> }> {
   const gate = new Int32Array(new SharedArrayBuffer(4))
-  const worker = new Worker(`
+  const worker = new Worker(
+    `
     const { parentPort, workerData } = require('node:worker_threads')
     const server = require('node:net').createServer()
     server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
       parentPort.postMessage(server.address().port)
       Atomics.wait(workerData, 0, 0)
       server.close()
-    })`, { eval: true, workerData: gate })
+    })`,
+    { eval: true, workerData: gate },
+  )
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', resolve)
     worker.once('error', reject)

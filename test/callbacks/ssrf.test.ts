@@ -9,22 +9,69 @@ import { eventually, insertCompleted, startReceiver, type Receiver } from './sup
 
 test('forbidden address ranges', () => {
   const forbidden = [
-    '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-    '169.254.1.1', '100.64.0.1', '100.127.255.254', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::',
-    'fe80::1', 'fc00::1', 'fd12:3456::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1',
-    '2002:c0a8:0101::1', 'ff02::1',
+    '127.0.0.1',
+    '127.255.0.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '169.254.1.1',
+    '100.64.0.1',
+    '100.127.255.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'fd00:ec2::254',
+    '::ffff:127.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a00:1',
+    '2002:c0a8:0101::1',
+    'ff02::1',
     // IPv6 forms that embed a forbidden IPv4 address: IPv4-compatible, SIIT, NAT64 and 6to4.
-    '::127.0.0.1', '::7f00:1', '::10.0.0.1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:a9fe:a9fe',
-    '64:ff9b::127.0.0.1', '64:ff9b::192.168.1.1', '2002:7f00:1::1', '2002:a00:1:ffff::1',
+    '::127.0.0.1',
+    '::7f00:1',
+    '::10.0.0.1',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:a9fe:a9fe',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b::192.168.1.1',
+    '2002:7f00:1::1',
+    '2002:a00:1:ffff::1',
     // The rest of the special-purpose registry: IETF protocol assignments, documentation, segment routing, dummy prefix.
-    '2001:2::1', '2001:10::1', '2001:20::1', '2001:1::1', '3fff::1', '3fff:fff::1', '5f00::1', '100:0:0:1::1',
+    '2001:2::1',
+    '2001:10::1',
+    '2001:20::1',
+    '2001:1::1',
+    '3fff::1',
+    '3fff:fff::1',
+    '5f00::1',
+    '100:0:0:1::1',
   ]
   for (const address of forbidden) assert.ok(forbiddenAddressReason(address), `${address} is forbidden`)
   assert.equal(forbiddenAddressReason('169.254.169.254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('fd00:ec2::254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('168.63.129.16'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('100.64.0.1'), 'carrier-grade NAT')
-  for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '64:ff9b::808:808', '::ffff:8.8.8.8', '168.63.129.17', '2002:808:808::1', '2001:4860::8888', '2a00:1450::1']) {
+  for (const address of [
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700::1111',
+    '64:ff9b::808:808',
+    '::ffff:8.8.8.8',
+    '168.63.129.17',
+    '2002:808:808::1',
+    '2001:4860::8888',
+    '2a00:1450::1',
+  ]) {
     assert.equal(forbiddenAddressReason(address), null, `${address} is public`)
   }
 })
@@ -80,17 +127,34 @@ after(async () => {
 })
 
 const paymentBody = (nonce: number, callback: string) => ({
-  blockchain: 'ethereum', sender: anvil.accounts[1]!.address, nonce, receiver: anvil.accounts[2]!.address,
-  token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', amount: '1', after_block: 0, secret_id: `ssrf-${nonce}`, callback,
+  blockchain: 'ethereum',
+  sender: anvil.accounts[1]!.address,
+  nonce,
+  receiver: anvil.accounts[2]!.address,
+  token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+  amount: '1',
+  after_block: 0,
+  secret_id: `ssrf-${nonce}`,
+  callback,
 })
 
 test('POST /v2/payments refuses callbacks to private, loopback, link-local and metadata addresses (400)', async () => {
   const { apiKey } = await service.newAccount()
   const refused = [
-    'http://127.0.0.1:3000/cb', 'http://localhost/cb', 'http://[::1]/cb', 'http://10.0.0.5/cb', 'http://192.168.0.10/cb',
-    'http://169.254.169.254/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://100.64.1.1/cb', 'http://[fe80::1]/cb',
-    'http://[::ffff:127.0.0.1]/cb', `http://[::127.0.0.1]:${new URL(receiver.url).port}/`,
-    `http://[::ffff:0:127.0.0.1]:${new URL(receiver.url).port}/`, 'http://[64:ff9b::10.0.0.1]/cb', 'http://[2002:c0a8:101::1]/cb',
+    'http://127.0.0.1:3000/cb',
+    'http://localhost/cb',
+    'http://[::1]/cb',
+    'http://10.0.0.5/cb',
+    'http://192.168.0.10/cb',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[fd00:ec2::254]/',
+    'http://100.64.1.1/cb',
+    'http://[fe80::1]/cb',
+    'http://[::ffff:127.0.0.1]/cb',
+    `http://[::127.0.0.1]:${new URL(receiver.url).port}/`,
+    `http://[::ffff:0:127.0.0.1]:${new URL(receiver.url).port}/`,
+    'http://[64:ff9b::10.0.0.1]/cb',
+    'http://[2002:c0a8:101::1]/cb',
     'http://[::ffff:0:a9fe:a9fe]/latest/meta-data',
   ]
   for (const [i, callback] of refused.entries()) {

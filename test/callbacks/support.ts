@@ -43,7 +43,12 @@ export async function startReceiver(answer: (request: Received, n: number) => An
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      const got: Received = { path: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('latin1'), at: performance.now() }
+      const got: Received = {
+        path: request.url ?? '/',
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('latin1'),
+        at: performance.now(),
+      }
       const n = received.length
       received.push(got)
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve()
@@ -70,10 +75,11 @@ export async function startReceiver(answer: (request: Received, n: number) => An
         waiters.push({ count, resolve: () => (clearTimeout(timer), resolve(received)) })
       })
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
@@ -92,13 +98,38 @@ export const randomAddress = (): string => `0x${randomBytes(20).toString('hex')}
 export async function insertPending(db: Db, accountId: string, overrides: Partial<Tracking> = {}): Promise<Tracking> {
   const now = new Date()
   const tracking: Tracking = {
-    id: randomUUID(), accountId, secretId: randomUUID(), shape: 'current', blockchain: 'ethereum',
-    sender: randomAddress(), nonce: BigInt(Math.floor(Math.random() * 1e9)), receiver: randomAddress(),
-    token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', decimals: 18, commitment: 'confirmed', confirmations: 1,
-    afterBlock: 100n, amount: '1.5', feeAmount: null, feeReceiver: null, transaction: `0x${randomBytes(32).toString('hex')}`,
-    payload: null, callback: null, forwardTo: null, forwardOnFailure: false, integrationId: null, linkId: null,
-    shop: null, shopifyPaymentId: null, status: 'pending', failedReason: null, release: false, confirmedAt: null,
-    createdAt: now, updatedAt: now, ...overrides,
+    id: randomUUID(),
+    accountId,
+    secretId: randomUUID(),
+    shape: 'current',
+    blockchain: 'ethereum',
+    sender: randomAddress(),
+    nonce: BigInt(Math.floor(Math.random() * 1e9)),
+    receiver: randomAddress(),
+    token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    decimals: 18,
+    commitment: 'confirmed',
+    confirmations: 1,
+    afterBlock: 100n,
+    amount: '1.5',
+    feeAmount: null,
+    feeReceiver: null,
+    transaction: `0x${randomBytes(32).toString('hex')}`,
+    payload: null,
+    callback: null,
+    forwardTo: null,
+    forwardOnFailure: false,
+    integrationId: null,
+    linkId: null,
+    shop: null,
+    shopifyPaymentId: null,
+    status: 'pending',
+    failedReason: null,
+    release: false,
+    confirmedAt: null,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
   }
   const stored = await insertTracking(db, tracking)
   if (!stored) throw new Error('insertPending: conflicting tracking')

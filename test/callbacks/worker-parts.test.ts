@@ -44,19 +44,37 @@ test('held deliveries settle once the last one is released', async () => {
 function outcome(id: string): AttemptOutcome {
   const tracking = testTracking('a', { id, secretId: id, status: 'success', callback: `https://host.example/${id}` })
   return {
-    delivery: { id, trackingId: id, claim: 'c', attempts: 0, tracking }, worker: 'w', startedAt: new Date(0), durationMs: 1,
-    outcome: 'delivered', statusCode: 200, error: null, excerpt: null, forwardTo: null, next: { state: 'delivered' },
+    delivery: { id, trackingId: id, claim: 'c', attempts: 0, tracking },
+    worker: 'w',
+    startedAt: new Date(0),
+    durationMs: 1,
+    outcome: 'delivered',
+    statusCode: 200,
+    error: null,
+    excerpt: null,
+    forwardTo: null,
+    next: { state: 'delivered' },
   }
 }
 
 test('outcomes added in one turn go into one write; a write that fails is logged and its deliveries leave the hand', async () => {
   let transactions = 0
-  const failingDb = { transaction: () => ({ execute: async () => { transactions++; throw new Error('database down') } }) } as unknown as Db
+  const failingDb = {
+    transaction: () => ({
+      execute: async () => {
+        transactions++
+        throw new Error('database down')
+      },
+    }),
+  } as unknown as Db
   const logged: string[] = []
   const logger = pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line).msg) })
   const written: string[][] = []
   const recorder = createOutcomeRecorder({
-    db: failingDb, clock: () => new Date(0), logger, events: createTrackingEvents(),
+    db: failingDb,
+    clock: () => new Date(0),
+    logger,
+    events: createTrackingEvents(),
     onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
   })
   recorder.add(outcome('a'))

@@ -42,9 +42,17 @@ test('two workers (two nodes on PostgreSQL) share the queue: every delivery atte
     const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
     cleanups.push(async () => sender.close())
     return createDeliveryWorker({
-      db: handle.db, clock: systemClock, logger: pino({ level: 'silent' }), signer, sender, events: createTrackingEvents(),
+      db: handle.db,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      signer,
+      sender,
+      events: createTrackingEvents(),
       metrics: createCallbackMetrics(createMetrics().registry, handle.db, systemClock),
-      timeoutMs: 5000, concurrency: 8, pollMs: 10, name: `node-${i}`,
+      timeoutMs: 5000,
+      concurrency: 8,
+      pollMs: 10,
+      name: `node-${i}`,
     })
   })
   for (const worker of workers) worker.start()
@@ -93,7 +101,9 @@ test('a completion written before a crash is delivered after the restart, signed
   assert.equal(await verifiedBy(got!, keyBefore), true)
 })
 
-test('embedded database: a delivery a stopped run held mid-attempt is made at the next start, and the cut-off attempt is logged', { skip: testDatabaseUrl ? 'the embedded database only (on PostgreSQL the lease runs out: test/callbacks/schedule.test.ts)' : false }, async () => {
+test('embedded database: a delivery a stopped run held mid-attempt is made at the next start, and the cut-off attempt is logged', {
+  skip: testDatabaseUrl ? 'the embedded database only (on PostgreSQL the lease runs out: test/callbacks/schedule.test.ts)' : false,
+}, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-held-'))
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }))
   await seedEmbeddedDataDir(dataDir)
@@ -106,7 +116,12 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
   const tracking = await insertCompleted(before.database.db, accountId, { callback: `${receiver.url}/cb` })
   // The run claims the delivery (an hour's lease), then stops before any outcome is recorded.
   const now = new Date()
-  const [held] = await claimDueDeliveries(before.database.db, { now, leaseUntil: new Date(now.getTime() + 3_600_000), limit: 10, claim: 'previous-run:0' })
+  const [held] = await claimDueDeliveries(before.database.db, {
+    now,
+    leaseUntil: new Date(now.getTime() + 3_600_000),
+    limit: 10,
+    claim: 'previous-run:0',
+  })
   assert.equal(held?.trackingId, tracking.id)
   await before.close()
 
@@ -114,9 +129,20 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
   cleanups.push(() => restarted.close())
   await receiver.waitFor(1)
   const log = await eventually(async () => {
-    const rows = await restarted.database.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', held!.id).orderBy('attempt').execute()
+    const rows = await restarted.database.db
+      .selectFrom('delivery_attempts')
+      .selectAll()
+      .where('delivery_id', '=', held!.id)
+      .orderBy('attempt')
+      .execute()
     return rows.length === 2 && rows
   })
-  assert.deepEqual(log.map((a) => [a.attempt, a.outcome, a.worker]), [[1, 'failed', 'previous-run'], [2, 'delivered', restarted.callbacks.worker.name]])
+  assert.deepEqual(
+    log.map((a) => [a.attempt, a.outcome, a.worker]),
+    [
+      [1, 'failed', 'previous-run'],
+      [2, 'delivered', restarted.callbacks.worker.name],
+    ],
+  )
   assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
 })

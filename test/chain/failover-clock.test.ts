@@ -10,13 +10,14 @@ import { manualClock } from '../support/clock.ts'
 test('a failed endpoint cools down by the injected clock', async () => {
   const asked: number[] = []
   let firstFails = true
-  const endpoint = (index: number) => custom({
-    async request() {
-      asked.push(index)
-      if (index === 0 && firstFails) throw new Error('connection reset (test)')
-      return '0x1'
-    },
-  })
+  const endpoint = (index: number) =>
+    custom({
+      async request() {
+        asked.push(index)
+        if (index === 0 && firstFails) throw new Error('connection reset (test)')
+        return '0x1'
+      },
+    })
   const clock = manualClock()
   const client = createPublicClient({ transport: failover([endpoint(0), endpoint(1)], { clock, retryRounds: 0 }) })
 

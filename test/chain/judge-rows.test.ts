@@ -10,8 +10,19 @@ import { createEvidenceReader, findConsumer, type EvidenceReader } from '../../s
 import { judge, NATIVE_TOKEN, type Expectation, type Judgement, type MinedTransaction } from '../../src/domain/judge.ts'
 import type { FailedReason } from '../../src/domain/tracking.ts'
 import {
-  deployRouter, deployToken, mine, mintToken, routerPayNative, routerPayToken, sendNative, startAnvil, testTokenAbi,
-  transferToken, waitForReceipt, type Anvil, type AnvilAccount,
+  deployRouter,
+  deployToken,
+  mine,
+  mintToken,
+  routerPayNative,
+  routerPayToken,
+  sendNative,
+  startAnvil,
+  testTokenAbi,
+  transferToken,
+  waitForReceipt,
+  type Anvil,
+  type AnvilAccount,
 } from '../support/index.ts'
 
 let anvil: Anvil
@@ -49,8 +60,14 @@ async function expectationOf(hash: Hash, over: Partial<Expectation>): Promise<Ex
 
 function expectation(over: Partial<Expectation> & Pick<Expectation, 'sender' | 'nonce'>): Expectation {
   return {
-    transaction: null, receiver: '', token: NATIVE_TOKEN, amount: 0n,
-    feeReceiver: null, feeAmount: null, commitment: 'confirmed', confirmations: 1,
+    transaction: null,
+    receiver: '',
+    token: NATIVE_TOKEN,
+    amount: 0n,
+    feeReceiver: null,
+    feeAmount: null,
+    commitment: 'confirmed',
+    confirmations: 1,
     ...over,
   }
 }
@@ -70,9 +87,7 @@ async function judgeOnChain(expectation: Expectation, afterBlock: bigint): Promi
   }
   const judged = consumer ?? given
   const finalized = (await anvil.publicClient.getBlock({ blockTag: 'finalized' })).number
-  const canonical = judged
-    ? (await anvil.publicClient.getBlock({ blockNumber: judged.blockNumber })).hash === judged.blockHash
-    : false
+  const canonical = judged ? (await anvil.publicClient.getBlock({ blockNumber: judged.blockNumber })).hash === judged.blockHash : false
   return judge(expectation, { given, consumer, position: { head, finalized, canonical } })
 }
 
@@ -95,7 +110,10 @@ test('success: native through the router with a fee (value moved by internal cal
   const [receiver, feeReceiver] = [fresh(), fresh()]
   const { transactionHash } = await routerPayNative(anvil, router, alice, { receiver, feeReceiver, value: 1030n, feeAmount: 30n })
   const exp = await expectationOf(transactionHash, {
-    receiver: lower(receiver), amount: 1000n, feeReceiver: lower(feeReceiver), feeAmount: 30n,
+    receiver: lower(receiver),
+    amount: 1000n,
+    feeReceiver: lower(feeReceiver),
+    feeAmount: 30n,
   })
   const evidence = await reader.fromHash(transactionHash, { native: true })
   assert.deepEqual(evidence?.transfers, [
@@ -118,9 +136,19 @@ test('success: ERC-20, direct', async () => {
 test('success: ERC-20 through the router with a fee (Transfer logs from the router)', async () => {
   const start = await head()
   const [receiver, feeReceiver] = [fresh(), fresh()]
-  const { transactionHash } = await routerPayToken(anvil, router, alice, { token: usdc, receiver, amount: 900n, feeReceiver, feeAmount: 100n })
+  const { transactionHash } = await routerPayToken(anvil, router, alice, {
+    token: usdc,
+    receiver,
+    amount: 900n,
+    feeReceiver,
+    feeAmount: 100n,
+  })
   const exp = await expectationOf(transactionHash, {
-    receiver: lower(receiver), token: lower(usdc), amount: 900n, feeReceiver: lower(feeReceiver), feeAmount: 100n,
+    receiver: lower(receiver),
+    token: lower(usdc),
+    amount: 900n,
+    feeReceiver: lower(feeReceiver),
+    feeAmount: 100n,
   })
   assert.deepEqual(await judgeOnChain(exp, start), success(transactionHash))
 })
@@ -140,7 +168,12 @@ test('SENDER_MISMATCH: the given transaction was sent by another address', async
   const receiver = fresh()
   const { transactionHash } = await sendNative(anvil, bob, receiver, 1000n)
   const aliceNonce = BigInt(await anvil.publicClient.getTransactionCount({ address: alice.address }))
-  const exp = await expectationOf(transactionHash, { sender: lower(alice.address), nonce: aliceNonce, receiver: lower(receiver), amount: 1000n })
+  const exp = await expectationOf(transactionHash, {
+    sender: lower(alice.address),
+    nonce: aliceNonce,
+    receiver: lower(receiver),
+    amount: 1000n,
+  })
   assert.deepEqual(await judgeOnChain(exp, start), failed('SENDER_MISMATCH', transactionHash))
 })
 
@@ -157,7 +190,11 @@ test('FAILED: the transaction reverted (token transfer above the balance, fixed 
   const start = await head()
   const receiver = fresh()
   const hash = await bob.wallet.writeContract({
-    address: usdc, abi: testTokenAbi, functionName: 'transfer', args: [receiver, 10n ** 30n], gas: 100_000n,
+    address: usdc,
+    abi: testTokenAbi,
+    functionName: 'transfer',
+    args: [receiver, 10n ** 30n],
+    gas: 100_000n,
   })
   const receipt = await waitForReceipt(anvil, hash)
   assert.equal(receipt.status, 'reverted')
@@ -177,7 +214,10 @@ async function replace(
     const fees = await anvil.publicClient.estimateFeesPerGas()
     const first = await from.wallet.sendTransaction({ ...original, nonce, ...fees })
     const second = await from.wallet.sendTransaction({
-      ...replacement, nonce, maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas * 2n,
+      ...replacement,
+      nonce,
+      maxFeePerGas: fees.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas * 2n,
     })
     await mine(anvil, 1)
     return { original: first, replacement: second, nonce: BigInt(nonce) }
@@ -233,7 +273,10 @@ test('MISMATCH: the fee receiver got less than the fee (native through the route
   const [receiver, feeReceiver] = [fresh(), fresh()]
   const { transactionHash } = await routerPayNative(anvil, router, alice, { receiver, feeReceiver, value: 1029n, feeAmount: 29n })
   const exp = await expectationOf(transactionHash, {
-    receiver: lower(receiver), amount: 1000n, feeReceiver: lower(feeReceiver), feeAmount: 30n,
+    receiver: lower(receiver),
+    amount: 1000n,
+    feeReceiver: lower(feeReceiver),
+    feeAmount: 30n,
   })
   assert.deepEqual(await judgeOnChain(exp, start), failed('MISMATCH', transactionHash))
 })
@@ -241,9 +284,19 @@ test('MISMATCH: the fee receiver got less than the fee (native through the route
 test('MISMATCH: amount and fee both short (ERC-20 through the router)', async () => {
   const start = await head()
   const [receiver, feeReceiver] = [fresh(), fresh()]
-  const { transactionHash } = await routerPayToken(anvil, router, alice, { token: usdc, receiver, amount: 899n, feeReceiver, feeAmount: 99n })
+  const { transactionHash } = await routerPayToken(anvil, router, alice, {
+    token: usdc,
+    receiver,
+    amount: 899n,
+    feeReceiver,
+    feeAmount: 99n,
+  })
   const exp = await expectationOf(transactionHash, {
-    receiver: lower(receiver), token: lower(usdc), amount: 900n, feeReceiver: lower(feeReceiver), feeAmount: 100n,
+    receiver: lower(receiver),
+    token: lower(usdc),
+    amount: 900n,
+    feeReceiver: lower(feeReceiver),
+    feeAmount: 100n,
   })
   assert.deepEqual(await judgeOnChain(exp, start), failed('MISMATCH', transactionHash))
 })
@@ -266,7 +319,9 @@ test('a failing transaction waits for the same confirmations, naming the reason 
   const { transactionHash } = await sendNative(anvil, alice, receiver, 999n)
   const exp = await expectationOf(transactionHash, { receiver: lower(receiver), amount: 1000n, confirmations: 2 })
   assert.deepEqual(await judgeOnChain(exp, start), {
-    status: 'pending', confirmations: { required: 2, passed: 1 }, failing: { reason: 'AMOUNT_MISMATCH', transaction: lower(transactionHash) },
+    status: 'pending',
+    confirmations: { required: 2, passed: 1 },
+    failing: { reason: 'AMOUNT_MISMATCH', transaction: lower(transactionHash) },
   })
   await mine(anvil, 1)
   assert.deepEqual(await judgeOnChain(exp, start), failed('AMOUNT_MISMATCH', transactionHash))

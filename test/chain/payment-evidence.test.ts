@@ -181,7 +181,9 @@ test('erc20Transfers: Transfer logs with three topics only, any from, summable',
 test('internalValueTransfers: nested value CALLs, not the top frame, nothing under a reverted frame', () => {
   const r = '0x' + 'c'.repeat(40)
   const transfers = internalValueTransfers({
-    type: 'CALL', to: '0xrouter', value: '0x64',
+    type: 'CALL',
+    to: '0xrouter',
+    value: '0x64',
     calls: [
       { type: 'CALL', to: r, value: '0x0a' },
       { type: 'STATICCALL', to: r },
@@ -191,7 +193,10 @@ test('internalValueTransfers: nested value CALLs, not the top frame, nothing und
       { type: 'SELFDESTRUCT', to: r, value: '0x02' },
     ],
   })
-  assert.deepEqual(transfers.map((t) => t.amount), [10n, 5n, 2n])
+  assert.deepEqual(
+    transfers.map((t) => t.amount),
+    [10n, 5n, 2n],
+  )
   assert.deepEqual(internalValueTransfers({ type: 'CALL', error: 'out of gas', calls: [{ type: 'CALL', to: r, value: '0x1' }] }), [])
 })
 

@@ -29,12 +29,20 @@ test('a partly failed batch keeps what succeeded and sends only the failed calls
   const failing = anvil.accounts[1]!.address
   let refusals = 2
   proxy.setCallRefusal(({ params }) =>
-    params[0] === failing && refusals-- > 0 ? { code: -32603, message: 'internal error (test)' } : null)
+    params[0] === failing && refusals-- > 0 ? { code: -32603, message: 'internal error (test)' } : null,
+  )
   proxy.reset()
   const answers = await sendRpcBatch(chain.rpc, client, balanceCalls(), { random: () => 0.5 })
   const expected = await Promise.all(anvil.accounts.slice(0, 3).map((a) => anvil.publicClient.getBalance({ address: a.address })))
-  assert.deepEqual(answers.map((answer) => ('result' in answer ? BigInt(answer.result as string) : answer.error.message)), expected)
-  assert.deepEqual(proxy.requests.map((request) => request.methods.length), [3, 1, 1], 'the succeeded calls were not sent again')
+  assert.deepEqual(
+    answers.map((answer) => ('result' in answer ? BigInt(answer.result as string) : answer.error.message)),
+    expected,
+  )
+  assert.deepEqual(
+    proxy.requests.map((request) => request.methods.length),
+    [3, 1, 1],
+    'the succeeded calls were not sent again',
+  )
 
   proxy.setCallRefusal(({ params }) => (params[0] === failing ? { code: -32601, message: 'method not found (test)' } : null))
   proxy.reset()

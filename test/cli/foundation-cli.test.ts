@@ -28,7 +28,9 @@ interface Run {
 function run(command: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
     let stderr = ''
@@ -61,7 +63,11 @@ after(async () => {
 
 // Processes that need no database run side by side: each start of the CLI costs seconds on a busy machine.
 test('npx paywatch --help lists the commands; a bad configuration value stops serve with one line naming it', async () => {
-  const bad = [['PORT', 'eighty'], ['PAYWATCH_RATE_RPS', '-3'], ['DATABASE_URL', 'mysql://db']] as const
+  const bad = [
+    ['PORT', 'eighty'],
+    ['PAYWATCH_RATE_RPS', '-3'],
+    ['DATABASE_URL', 'mysql://db'],
+  ] as const
   const [help, keysHelp, ...refused] = await Promise.all([
     run('npx', ['--no-install', 'paywatch', '--help'], {}),
     paywatch(['keys', '--help'], env),
@@ -108,8 +114,15 @@ describe('accounts and keys without HTTP', () => {
     assert.notEqual(unknownList.code, 0)
     assert.match(unknownList.stderr, /account no-such-account not found/)
 
-    const keys = JSON.parse((await paywatch(['keys', 'list', account.id], env)).stdout) as { id: string; prefix: string; revoked: boolean }[]
-    assert.deepEqual(keys.map((k) => ({ id: k.id, revoked: k.revoked })), [{ id: key.id, revoked: false }])
+    const keys = JSON.parse((await paywatch(['keys', 'list', account.id], env)).stdout) as {
+      id: string
+      prefix: string
+      revoked: boolean
+    }[]
+    assert.deepEqual(
+      keys.map((k) => ({ id: k.id, revoked: k.revoked })),
+      [{ id: key.id, revoked: false }],
+    )
     assert.equal(JSON.stringify(keys).includes(key.key), false, 'a listing never shows the key')
 
     assert.deepEqual(await authenticate(key.key), { keyId: key.id, accountId: account.id })
@@ -132,15 +145,22 @@ describe('serve', () => {
   test('SIGTERM: a running service stops promptly with exit code 0', async () => {
     const port = await freePort()
     const child = spawn(node, [main, 'serve'], {
-      cwd: root, env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
     child.stderr.on('data', (chunk) => (output += chunk))
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })))
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    )
     try {
-      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 30_000, () => output)
+      await waitUntil(
+        async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+        30_000,
+        () => output,
+      )
       const started = Date.now()
       child.kill('SIGTERM')
       const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 15_000))])
@@ -153,5 +173,3 @@ describe('serve', () => {
     }
   })
 })
-
-

@@ -28,7 +28,12 @@ after(() => rmSync(dataDir, { recursive: true, force: true }))
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`dev: ${signal} to the process group stops the service, then Anvil, and exits 0`, async () => {
     const [port, anvilPort] = [await freePort(), await freePort()]
-    const output = await stopBySignal(['dev', '--anvil-port', String(anvilPort)], { PAYWATCH_DATA_DIR: dataDir, PORT: String(port) }, port, signal)
+    const output = await stopBySignal(
+      ['dev', '--anvil-port', String(anvilPort)],
+      { PAYWATCH_DATA_DIR: dataDir, PORT: String(port) },
+      port,
+      signal,
+    )
     assert.doesNotMatch(output, /ErrorEvent|still open after shutdown/, 'no reconnect to a gone Anvil, nothing left open')
     await assert.rejects(fetch(`http://127.0.0.1:${anvilPort}`, { method: 'POST' }), 'Anvil stopped too')
   })
@@ -44,7 +49,14 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 // by the launcher. The copy must not cut the ordered shutdown short (exit 143 before it ends).
 test('serve: SIGTERM delivered twice (group signal plus a launcher passing it on) still shuts down in order', async () => {
   const port = await freePort()
-  const output = await stopBySignal(['serve'], { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port), LOG_LEVEL: 'info' }, port, 'SIGTERM', undefined, true)
+  const output = await stopBySignal(
+    ['serve'],
+    { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port), LOG_LEVEL: 'info' },
+    port,
+    'SIGTERM',
+    undefined,
+    true,
+  )
   assert.doesNotMatch(output, /again; exiting without finishing/)
   assert.match(output, /"msg":"stopped"/, 'the shutdown ran to its end')
 })
@@ -56,8 +68,13 @@ test('serve: SIGTERM while clients trickle a request body and request headers ex
   try {
     const env = { PAYWATCH_DATA_DIR: join(dataDir, 'serve'), PORT: String(port), PAYWATCH_ADMIN_TOKEN: TOKEN }
     const output = await stopBySignal(['serve'], env, port, 'SIGTERM', async () => {
-      slow.push(await trickle(port, `POST /admin/accounts HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${TOKEN}\r\n` +
-        'content-type: application/json\r\ncontent-length: 60000\r\n\r\n{"name":"'))
+      slow.push(
+        await trickle(
+          port,
+          `POST /admin/accounts HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${TOKEN}\r\n` +
+            'content-type: application/json\r\ncontent-length: 60000\r\n\r\n{"name":"',
+        ),
+      )
       slow.push(await trickle(port, 'GET /healthz HTTP/1.1\r\nhost: localhost\r\n', { drip: 'x-slow: y\r\n' }))
       await new Promise((resolve) => setTimeout(resolve, 500)) // the requests are being read
     })
@@ -77,7 +94,11 @@ test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0',
   const port = await freePort()
   const env = { PAYWATCH_DATA_DIR: join(dataDir, 'node-gone'), PAYWATCH_CONFIG: configFile, PORT: String(port) }
   await stopBySignal(['serve'], env, port, 'SIGTERM', async () => {
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 30_000, () => 'chain not followed')
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      30_000,
+      () => 'chain not followed',
+    )
     await new Promise((resolve) => setTimeout(resolve, 1_000)) // the newHeads subscription is made
     await anvil.stop()
   })
@@ -85,24 +106,41 @@ test('serve: SIGTERM while the chain node behind its WebSocket is gone exits 0',
 
 /** Starts the CLI in a process group of its own, waits for /healthz, signals the group (`twice`: again once the first is being handled); returns the output. */
 async function stopBySignal(
-  args: string[], env: Record<string, string>, port: number, signal: NodeJS.Signals, beforeSignal?: () => Promise<void>, twice = false,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  signal: NodeJS.Signals,
+  beforeSignal?: () => Promise<void>,
+  twice = false,
 ): Promise<string> {
   const child = spawn(node, [main, ...args], {
-    cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
   })
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })))
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  )
   try {
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+      60_000,
+      () => output,
+    )
     await beforeSignal?.()
     process.kill(-child.pid!, signal)
     if (twice) {
       // The copy comes once the first is being handled (sent together, the kernel would merge them into one).
-      await waitUntil(async () => output.includes('"msg":"shutting down"'), 5_000, () => output, 1)
+      await waitUntil(
+        async () => output.includes('"msg":"shutting down"'),
+        5_000,
+        () => output,
+        1,
+      )
       try {
         process.kill(-child.pid!, signal)
       } catch {
@@ -125,5 +163,3 @@ async function stopBySignal(
     }
   }
 }
-
-

@@ -16,14 +16,27 @@ test('steps up to a bounded ceiling, and starts over once progress is reset', ()
 
 test('jitter spreads each step within its share, and a Retry-After is a floor', () => {
   const policy = { delaysMs: [100, 1_000], jitter: 0.5 }
-  assert.equal(delayFor(policy, 1, () => 0), 50)
-  assert.equal(delayFor(policy, 1, () => 0.999999), 150)
-  assert.equal(delayFor(policy, 9, () => 0), 500, 'beyond the table: the ceiling, jittered')
+  assert.equal(
+    delayFor(policy, 1, () => 0),
+    50,
+  )
+  assert.equal(
+    delayFor(policy, 1, () => 0.999999),
+    150,
+  )
+  assert.equal(
+    delayFor(policy, 9, () => 0),
+    500,
+    'beyond the table: the ceiling, jittered',
+  )
   const backoff = createBackoff(policy, () => 0.5)
   assert.equal(backoff.next(1_500), 1_500, 'at least what the provider asked for')
   assert.equal(backoff.next(10), 1_000)
   for (const policy of Object.values(backoffPolicies)) {
-    assert.ok(policy.delaysMs.every((d, i) => i === 0 || d >= policy.delaysMs[i - 1]!), 'each table grows')
+    assert.ok(
+      policy.delaysMs.every((d, i) => i === 0 || d >= policy.delaysMs[i - 1]!),
+      'each table grows',
+    )
   }
 })
 
@@ -37,7 +50,11 @@ test('Retry-After in seconds or as an HTTP date', () => {
 
 test('the policies that replaced hand-written backoffs keep their delays', () => {
   for (let attempt = 0; attempt <= 10; attempt++) {
-    assert.equal(delayFor(backoffPolicies.fastPathCheck, attempt + 1), Math.min(60_000, 1_000 * 2 ** attempt), `fast path, attempt ${attempt}`)
+    assert.equal(
+      delayFor(backoffPolicies.fastPathCheck, attempt + 1),
+      Math.min(60_000, 1_000 * 2 ** attempt),
+      `fast path, attempt ${attempt}`,
+    )
     assert.equal(delayFor(backoffPolicies.listenReconnect, attempt + 1), Math.min(200 * 2 ** attempt, 10_000), `LISTEN, attempt ${attempt}`)
     assert.equal(delayFor(backoffPolicies.chainRunnerRestart, attempt + 1), 1_000)
   }

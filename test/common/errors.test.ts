@@ -4,7 +4,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { HttpRequestError } from 'viem'
-import { ChainUnavailableError, isChainError, NonRetryableChainError, RetryableChainError, TokenNotFoundError } from '../../src/chain/errors.ts'
+import {
+  ChainUnavailableError,
+  isChainError,
+  NonRetryableChainError,
+  RetryableChainError,
+  TokenNotFoundError,
+} from '../../src/chain/errors.ts'
 import { isRetryable, NonRetryableError, PaywatchError, RetryableError } from '../../src/common/errors.ts'
 import { LeadershipLostError } from '../../src/store/chain-leases.ts'
 import { SealedSecretError } from '../../src/store/sealed-secret.ts'
@@ -13,11 +19,22 @@ test('retryable or not is the type; unknown errors are retryable', () => {
   for (const error of [new RetryableError('x'), new RetryableChainError('x'), new ChainUnavailableError('x')]) {
     assert.equal(isRetryable(error), true, error.name)
   }
-  for (const error of [new NonRetryableError('x'), new NonRetryableChainError('x'), new TokenNotFoundError('x'), new LeadershipLostError('ethereum'), new SealedSecretError('x')]) {
+  for (const error of [
+    new NonRetryableError('x'),
+    new NonRetryableChainError('x'),
+    new TokenNotFoundError('x'),
+    new LeadershipLostError('ethereum'),
+    new SealedSecretError('x'),
+  ]) {
     assert.equal(isRetryable(error), false, error.name)
   }
   const network = new HttpRequestError({ url: 'http://127.0.0.1:1', details: 'fetch failed' })
-  for (const error of [new Error('plain'), network, Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'a string']) {
+  for (const error of [
+    new Error('plain'),
+    network,
+    Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    'a string',
+  ]) {
     assert.equal(isRetryable(error), true, String(error))
   }
   assert.ok(!('retryable' in new RetryableChainError('x')), 'no flag to keep in step with the type')

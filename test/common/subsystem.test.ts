@@ -58,5 +58,8 @@ test('record decorators run in list order; readiness lists every chain of every 
     { name: 'none' },
     { name: 'two', readiness: async () => [{ name: 'base', ok: false, error: 'down' }] },
   ])
-  assert.deepEqual(readiness.map((chain) => chain.name), ['ethereum', 'base'])
+  assert.deepEqual(
+    readiness.map((chain) => chain.name),
+    ['ethereum', 'base'],
+  )
 })

@@ -19,13 +19,16 @@ function configFile(content: unknown): string {
 
 /** Asserts loadConfig refuses `env` with a one-line ConfigError mentioning `name`. */
 function assertRefused(env: Record<string, string>, name: string | RegExp): void {
-  assert.throws(() => loadConfig(env), (error: unknown) => {
-    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`)
-    assert.equal(error.message.includes('\n'), false, 'one line')
-    if (typeof name === 'string') assert.ok(error.message.includes(name), `"${error.message}" should name ${name}`)
-    else assert.match(error.message, name)
-    return true
-  })
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`)
+      assert.equal(error.message.includes('\n'), false, 'one line')
+      if (typeof name === 'string') assert.ok(error.message.includes(name), `"${error.message}" should name ${name}`)
+      else assert.match(error.message, name)
+      return true
+    },
+  )
 }
 
 describe('defaults', () => {
@@ -49,8 +52,16 @@ describe('defaults', () => {
     const chains = loadConfig({}).chains
     const ids = Object.fromEntries(Object.values(chains).map((c) => [c.name, c.chainId]))
     assert.deepEqual(ids, {
-      ethereum: 1, bsc: 56, polygon: 137, arbitrum: 42161, optimism: 10, base: 8453, avalanche: 43114, gnosis: 100,
-      fantom: 250, worldchain: 480,
+      ethereum: 1,
+      bsc: 56,
+      polygon: 137,
+      arbitrum: 42161,
+      optimism: 10,
+      base: 8453,
+      avalanche: 43114,
+      gnosis: 100,
+      fantom: 250,
+      worldchain: 480,
     })
     for (const chain of Object.values(chains)) {
       assert.equal(chain.nativeDecimals, 18)
@@ -65,11 +76,21 @@ describe('defaults', () => {
 describe('environment values', () => {
   test('each setting is read', () => {
     const config = loadConfig({
-      PORT: '8080', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@db:5432/pw', PAYWATCH_DATA_DIR: '/var/lib/pw',
-      REDIS_URL: 'redis://cache:6379', PAYWATCH_ADMIN_TOKEN: 's3cret-admin-token-0123456789abcdef', PAYWATCH_TRACKING_TIMEOUT: '600',
-      PAYWATCH_CALLBACK_TIMEOUT: '3', PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true', PAYWATCH_RATE_RPS: '5',
-      PAYWATCH_RATE_PARALLEL: '2', PAYWATCH_RATE_DAILY: '100', PAYWATCH_PREPARED_STATEMENTS: 'false',
-      PAYWATCH_RPC_ETHEREUM: 'https://a.example, https://b.example', PAYWATCH_RPC_BSC: 'wss://bsc.example/ws',
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/pw',
+      PAYWATCH_DATA_DIR: '/var/lib/pw',
+      REDIS_URL: 'redis://cache:6379',
+      PAYWATCH_ADMIN_TOKEN: 's3cret-admin-token-0123456789abcdef',
+      PAYWATCH_TRACKING_TIMEOUT: '600',
+      PAYWATCH_CALLBACK_TIMEOUT: '3',
+      PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
+      PAYWATCH_RATE_RPS: '5',
+      PAYWATCH_RATE_PARALLEL: '2',
+      PAYWATCH_RATE_DAILY: '100',
+      PAYWATCH_PREPARED_STATEMENTS: 'false',
+      PAYWATCH_RPC_ETHEREUM: 'https://a.example, https://b.example',
+      PAYWATCH_RPC_BSC: 'wss://bsc.example/ws',
     })
     assert.equal(config.port, 8080)
     assert.equal(config.host, '0.0.0.0')
@@ -84,7 +105,12 @@ describe('environment values', () => {
     assert.equal(config.preparedStatements, false)
     assert.deepEqual(config.chains.ethereum!.rpc, ['https://a.example', 'https://b.example'])
     assert.deepEqual(config.chains.bsc!.rpc, ['wss://bsc.example/ws'])
-    assert.deepEqual(trackedChains(config).map((c) => c.name).sort(), ['bsc', 'ethereum'])
+    assert.deepEqual(
+      trackedChains(config)
+        .map((c) => c.name)
+        .sort(),
+      ['bsc', 'ethereum'],
+    )
   })
 
   test('an empty variable counts as unset', () => {
@@ -133,9 +159,18 @@ describe('config file', () => {
   test('settings in camelCase and chains merged over the built-in ones', () => {
     const config = loadConfig({
       PAYWATCH_CONFIG: configFile({
-        port: 4000, adminToken: 'from-file-0123456789abcdef0123456789', rateRps: 20, allowPrivateCallbacks: true, trackingTimeout: 120,
+        port: 4000,
+        adminToken: 'from-file-0123456789abcdef0123456789',
+        rateRps: 20,
+        allowPrivateCallbacks: true,
+        trackingTimeout: 120,
         chains: {
-          ethereum: { rpc: ['http://127.0.0.1:8545'], chainId: 31337, tokens: ['0x5fbdb2315678afecb367f032d93f642f64180aa3'], finalityDepth: 2 },
+          ethereum: {
+            rpc: ['http://127.0.0.1:8545'],
+            chainId: 31337,
+            tokens: ['0x5fbdb2315678afecb367f032d93f642f64180aa3'],
+            finalityDepth: 2,
+          },
           devnet: { rpc: ['http://127.0.0.1:9545'], chainId: 1337, nativeSymbol: 'DEV' },
         },
       }),
@@ -158,7 +193,12 @@ describe('config file', () => {
     assert.equal(devnet.chainId, 1337)
     assert.equal(devnet.nativeSymbol, 'DEV')
     assert.equal(devnet.nativeDecimals, 18)
-    assert.deepEqual(trackedChains(config).map((c) => c.name).sort(), ['devnet', 'ethereum'])
+    assert.deepEqual(
+      trackedChains(config)
+        .map((c) => c.name)
+        .sort(),
+      ['devnet', 'ethereum'],
+    )
   })
 
   test('the environment wins over the file', () => {

@@ -29,7 +29,11 @@ describe('EIP-55 checksummed addresses', () => {
   })
 
   it('handles the all-zero, all-f and native-token addresses', () => {
-    for (const address of ['0x0000000000000000000000000000000000000000', '0xffffffffffffffffffffffffffffffffffffffff', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee']) {
+    for (const address of [
+      '0x0000000000000000000000000000000000000000',
+      '0xffffffffffffffffffffffffffffffffffffffff',
+      '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    ]) {
       assert.equal(checksumAddress(address), getAddress(address))
     }
   })

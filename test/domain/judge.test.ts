@@ -4,8 +4,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import {
-  judge, NATIVE_TOKEN, recordedTransaction,
-  type Evidence, type Expectation, type Judgement, type MinedTransaction, type Transfer,
+  judge,
+  NATIVE_TOKEN,
+  recordedTransaction,
+  type Evidence,
+  type Expectation,
+  type Judgement,
+  type MinedTransaction,
+  type Transfer,
 } from '../../src/domain/judge.ts'
 import type { FailedReason } from '../../src/domain/tracking.ts'
 
@@ -19,17 +25,29 @@ const GIVEN = `0x${'a'.repeat(64)}`
 const REPLACEMENT = `0x${'b'.repeat(64)}`
 
 const expectation = (over: Partial<Expectation> = {}): Expectation => ({
-  sender: SENDER, nonce: 7n, receiver: RECEIVER, token: TOKEN, amount: 100n,
-  feeReceiver: null, feeAmount: null, transaction: GIVEN, commitment: 'confirmed', confirmations: 1,
+  sender: SENDER,
+  nonce: 7n,
+  receiver: RECEIVER,
+  token: TOKEN,
+  amount: 100n,
+  feeReceiver: null,
+  feeAmount: null,
+  transaction: GIVEN,
+  commitment: 'confirmed',
+  confirmations: 1,
   ...over,
 })
-const withFee = (over: Partial<Expectation> = {}): Expectation =>
-  expectation({ feeReceiver: FEE_RECEIVER, feeAmount: 10n, ...over })
+const withFee = (over: Partial<Expectation> = {}): Expectation => expectation({ feeReceiver: FEE_RECEIVER, feeAmount: 10n, ...over })
 
 const pay = (to: string, amount: bigint, token = TOKEN): Transfer => ({ token, to, amount })
 
 const tx = (over: Partial<MinedTransaction> = {}): MinedTransaction => ({
-  hash: GIVEN, from: SENDER, nonce: 7n, reverted: false, blockNumber: 100n, blockHash: `0x${'c'.repeat(64)}`,
+  hash: GIVEN,
+  from: SENDER,
+  nonce: 7n,
+  reverted: false,
+  blockNumber: 100n,
+  blockHash: `0x${'c'.repeat(64)}`,
   transfers: [pay(RECEIVER, 100n)],
   ...over,
 })
@@ -41,82 +59,148 @@ const mined = (over: Partial<MinedTransaction> = {}, position: Partial<Evidence[
 }
 /** The given transaction never mined; another one consumed the nonce. */
 const replacedBy = (over: Partial<MinedTransaction> = {}): Evidence => ({
-  given: null, consumer: tx({ hash: REPLACEMENT, ...over }), position: { head: 100n, finalized: 90n, canonical: true },
+  given: null,
+  consumer: tx({ hash: REPLACEMENT, ...over }),
+  position: { head: 100n, finalized: 90n, canonical: true },
 })
 const success = (transaction = GIVEN): Judgement => ({ status: 'success', transaction })
-const failed = (reason: FailedReason, transaction = GIVEN): Judgement =>
-  ({ status: 'failed', reason, transaction })
+const failed = (reason: FailedReason, transaction = GIVEN): Judgement => ({ status: 'failed', reason, transaction })
 const pending = (required: number, passed: number): Judgement => ({ status: 'pending', confirmations: { required, passed } })
 /** Pending, and failing with `reason` once the transaction reaches the commitment. */
-const failing = (required: number, passed: number, reason: FailedReason, transaction = GIVEN): Judgement =>
-  ({ status: 'pending', confirmations: { required, passed }, failing: { reason, transaction } })
+const failing = (required: number, passed: number, reason: FailedReason, transaction = GIVEN): Judgement => ({
+  status: 'pending',
+  confirmations: { required, passed },
+  failing: { reason, transaction },
+})
 
 const table: Array<[name: string, expectation: Expectation, evidence: Evidence, result: Judgement]> = [
   // rows of the spec, in order
   ['SENDER_MISMATCH: given sent by another address', expectation(), mined({ from: OTHER }), failed('SENDER_MISMATCH')],
-  ['SENDER_MISMATCH wins over a wrong nonce and a revert', expectation(),
-    mined({ from: OTHER, nonce: 8n, reverted: true }), failed('SENDER_MISMATCH')],
-  ['SENDER_MISMATCH without a known consumer', expectation(),
-    { ...mined({ from: OTHER }), consumer: null }, failed('SENDER_MISMATCH')],
+  [
+    'SENDER_MISMATCH wins over a wrong nonce and a revert',
+    expectation(),
+    mined({ from: OTHER, nonce: 8n, reverted: true }),
+    failed('SENDER_MISMATCH'),
+  ],
+  ['SENDER_MISMATCH without a known consumer', expectation(), { ...mined({ from: OTHER }), consumer: null }, failed('SENDER_MISMATCH')],
   ['NONCE_MISMATCH: given carries another nonce', expectation(), mined({ nonce: 8n }), failed('NONCE_MISMATCH')],
   ['NONCE_MISMATCH wins over a revert', expectation(), mined({ nonce: 6n, reverted: true }), failed('NONCE_MISMATCH')],
   ['FAILED: the transaction reverted', expectation(), mined({ reverted: true, transfers: [] }), failed('FAILED')],
-  ['FAILED: a reverted replacement', expectation(), replacedBy({ reverted: true, transfers: [] }),
-    failed('FAILED', REPLACEMENT)],
-  ['TRANSACTION_MISMATCH: a cancel (replacement paying nothing)', expectation(), replacedBy({ transfers: [] }),
-    failed('TRANSACTION_MISMATCH', REPLACEMENT)],
-  ['TRANSACTION_MISMATCH: a replacement paying too little', expectation(), replacedBy({ transfers: [pay(RECEIVER, 99n)] }),
-    failed('TRANSACTION_MISMATCH', REPLACEMENT)],
-  ['RECEIVER_MISMATCH: nothing reached the receiver', expectation(), mined({ transfers: [pay(OTHER, 100n)] }),
-    failed('RECEIVER_MISMATCH')],
-  ['RECEIVER_MISMATCH: zero-value transfer to the receiver counts as nothing', expectation(),
-    mined({ transfers: [pay(RECEIVER, 0n, OTHER_TOKEN)] }), failed('RECEIVER_MISMATCH')],
-  ['TOKEN_MISMATCH: another token reached the receiver', expectation(),
-    mined({ transfers: [pay(RECEIVER, 100n, OTHER_TOKEN)] }), failed('TOKEN_MISMATCH')],
-  ['TOKEN_MISMATCH: native sent where a token was expected', expectation(),
-    mined({ transfers: [pay(RECEIVER, 100n, NATIVE_TOKEN)] }), failed('TOKEN_MISMATCH')],
+  ['FAILED: a reverted replacement', expectation(), replacedBy({ reverted: true, transfers: [] }), failed('FAILED', REPLACEMENT)],
+  [
+    'TRANSACTION_MISMATCH: a cancel (replacement paying nothing)',
+    expectation(),
+    replacedBy({ transfers: [] }),
+    failed('TRANSACTION_MISMATCH', REPLACEMENT),
+  ],
+  [
+    'TRANSACTION_MISMATCH: a replacement paying too little',
+    expectation(),
+    replacedBy({ transfers: [pay(RECEIVER, 99n)] }),
+    failed('TRANSACTION_MISMATCH', REPLACEMENT),
+  ],
+  ['RECEIVER_MISMATCH: nothing reached the receiver', expectation(), mined({ transfers: [pay(OTHER, 100n)] }), failed('RECEIVER_MISMATCH')],
+  [
+    'RECEIVER_MISMATCH: zero-value transfer to the receiver counts as nothing',
+    expectation(),
+    mined({ transfers: [pay(RECEIVER, 0n, OTHER_TOKEN)] }),
+    failed('RECEIVER_MISMATCH'),
+  ],
+  [
+    'TOKEN_MISMATCH: another token reached the receiver',
+    expectation(),
+    mined({ transfers: [pay(RECEIVER, 100n, OTHER_TOKEN)] }),
+    failed('TOKEN_MISMATCH'),
+  ],
+  [
+    'TOKEN_MISMATCH: native sent where a token was expected',
+    expectation(),
+    mined({ transfers: [pay(RECEIVER, 100n, NATIVE_TOKEN)] }),
+    failed('TOKEN_MISMATCH'),
+  ],
   ['AMOUNT_MISMATCH: one unit short', expectation(), mined({ transfers: [pay(RECEIVER, 99n)] }), failed('AMOUNT_MISMATCH')],
-  ['MISMATCH: fee short, amount paid', withFee(), mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 9n)] }),
-    failed('MISMATCH')],
+  ['MISMATCH: fee short, amount paid', withFee(), mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 9n)] }), failed('MISMATCH')],
   ['MISMATCH: fee missing entirely', withFee(), mined({ transfers: [pay(RECEIVER, 100n)] }), failed('MISMATCH')],
-  ['MISMATCH: fee paid in another token', withFee(),
-    mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 10n, OTHER_TOKEN)] }), failed('MISMATCH')],
-  ['MISMATCH: amount short and fee short', withFee(),
-    mined({ transfers: [pay(RECEIVER, 50n), pay(FEE_RECEIVER, 5n)] }), failed('MISMATCH')],
+  [
+    'MISMATCH: fee paid in another token',
+    withFee(),
+    mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 10n, OTHER_TOKEN)] }),
+    failed('MISMATCH'),
+  ],
+  [
+    'MISMATCH: amount short and fee short',
+    withFee(),
+    mined({ transfers: [pay(RECEIVER, 50n), pay(FEE_RECEIVER, 5n)] }),
+    failed('MISMATCH'),
+  ],
   ['MISMATCH: wrong receiver and fee short', withFee(), mined({ transfers: [pay(OTHER, 110n)] }), failed('MISMATCH')],
   ['success: paid, one confirmation required and the inclusion block is the head', expectation(), mined(), success()],
 
   // amounts
   ['exact amount succeeds', expectation({ amount: 100n }), mined({ transfers: [pay(RECEIVER, 100n)] }), success()],
   ['overpayment succeeds', expectation(), mined({ transfers: [pay(RECEIVER, 1000n)] }), success()],
-  ['transfers to the receiver are summed per token', expectation(),
-    mined({ transfers: [pay(RECEIVER, 60n), pay(RECEIVER, 40n), pay(RECEIVER, 500n, OTHER_TOKEN)] }), success()],
-  ['addresses compare case-insensitively', expectation({ token: NATIVE_TOKEN }),
-    mined({ from: SENDER.toUpperCase().replace('0X', '0x'), transfers: [pay(RECEIVER.toUpperCase().replace('0X', '0x'), 100n, '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE')] }),
-    success()],
-  ['native payment: token transfers to the receiver do not count', expectation({ token: NATIVE_TOKEN }),
-    mined({ transfers: [pay(RECEIVER, 100n, TOKEN)] }), failed('TOKEN_MISMATCH')],
+  [
+    'transfers to the receiver are summed per token',
+    expectation(),
+    mined({ transfers: [pay(RECEIVER, 60n), pay(RECEIVER, 40n), pay(RECEIVER, 500n, OTHER_TOKEN)] }),
+    success(),
+  ],
+  [
+    'addresses compare case-insensitively',
+    expectation({ token: NATIVE_TOKEN }),
+    mined({
+      from: SENDER.toUpperCase().replace('0X', '0x'),
+      transfers: [pay(RECEIVER.toUpperCase().replace('0X', '0x'), 100n, '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE')],
+    }),
+    success(),
+  ],
+  [
+    'native payment: token transfers to the receiver do not count',
+    expectation({ token: NATIVE_TOKEN }),
+    mined({ transfers: [pay(RECEIVER, 100n, TOKEN)] }),
+    failed('TOKEN_MISMATCH'),
+  ],
 
   // fees
   ['fee exact succeeds', withFee(), mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 10n)] }), success()],
   ['fee overpaid succeeds', withFee(), mined({ transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 11n)] }), success()],
-  ['fee receiver = receiver: amount + fee required', withFee({ feeReceiver: RECEIVER }),
-    mined({ transfers: [pay(RECEIVER, 110n)] }), success()],
-  ['fee receiver = receiver: only amount paid is a MISMATCH', withFee({ feeReceiver: RECEIVER }),
-    mined({ transfers: [pay(RECEIVER, 100n)] }), failed('MISMATCH')],
+  [
+    'fee receiver = receiver: amount + fee required',
+    withFee({ feeReceiver: RECEIVER }),
+    mined({ transfers: [pay(RECEIVER, 110n)] }),
+    success(),
+  ],
+  [
+    'fee receiver = receiver: only amount paid is a MISMATCH',
+    withFee({ feeReceiver: RECEIVER }),
+    mined({ transfers: [pay(RECEIVER, 100n)] }),
+    failed('MISMATCH'),
+  ],
   ['zero fee needs nothing at the fee receiver', withFee({ feeAmount: 0n }), mined(), success()],
 
   // replacements
   ['replacement that pays succeeds with the new hash', expectation(), replacedBy(), success(REPLACEMENT)],
-  ['replacement hash compared case-insensitively', expectation({ transaction: GIVEN.toUpperCase().replace('0X', '0x') }),
-    mined(), success()],
-  ['trace (no given transaction): the consumer is judged by its own mismatch', expectation({ transaction: null }),
-    replacedBy({ transfers: [pay(RECEIVER, 1n)] }), failed('AMOUNT_MISMATCH', REPLACEMENT)],
+  [
+    'replacement hash compared case-insensitively',
+    expectation({ transaction: GIVEN.toUpperCase().replace('0X', '0x') }),
+    mined(),
+    success(),
+  ],
+  [
+    'trace (no given transaction): the consumer is judged by its own mismatch',
+    expectation({ transaction: null }),
+    replacedBy({ transfers: [pay(RECEIVER, 1n)] }),
+    failed('AMOUNT_MISMATCH', REPLACEMENT),
+  ],
   ['trace that pays succeeds with the found hash', expectation({ transaction: null }), replacedBy(), success(REPLACEMENT)],
 
   // nothing consumed yet
-  ['nonce not consumed yet: pending, nothing passed', expectation({ confirmations: 3 }),
-    { given: null, consumer: null, position: { head: 100n, finalized: 90n, canonical: false } }, pending(3, 0)],
+  [
+    'nonce not consumed yet: pending, nothing passed',
+    expectation({ confirmations: 3 }),
+    { given: null, consumer: null, position: { head: 100n, finalized: 90n, canonical: false } },
+    pending(3, 0),
+  ],
   ['given mined but consumer not filled in: given is judged', expectation(), { ...mined(), consumer: null }, success()],
 
   // confirmations (the inclusion block is the first)
@@ -125,52 +209,135 @@ const table: Array<[name: string, expectation: Expectation, evidence: Evidence, 
   ['confirmations 3: success at 3', expectation({ confirmations: 3 }), mined({}, { head: 102n }), success()],
   ['confirmations 3: success beyond 3', expectation({ confirmations: 3 }), mined({}, { head: 150n }), success()],
   ['confirmations 1: head behind the inclusion block is pending', expectation(), mined({}, { head: 99n }), pending(1, 0)],
-  ['non-canonical inclusion block: pending, nothing passed', expectation({ confirmations: 3 }),
-    mined({}, { head: 110n, canonical: false }), pending(3, 0)],
+  [
+    'non-canonical inclusion block: pending, nothing passed',
+    expectation({ confirmations: 3 }),
+    mined({}, { head: 110n, canonical: false }),
+    pending(3, 0),
+  ],
   ['non-canonical with one confirmation required: pending', expectation(), mined({}, { canonical: false }), pending(1, 0)],
 
   // finality (required = head − finalized + 1, the chain's current lag)
-  ['finalized: block above the finalized one is pending', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 100n, finalized: 98n }), pending(3, 1)],
-  ['finalized: one block later still pending', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 101n, finalized: 99n }), pending(3, 2)],
-  ['finalized: block at the finalized one succeeds', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 102n, finalized: 100n }), success()],
-  ['finalized: block below the finalized one succeeds', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 200n, finalized: 150n }), success()],
-  ['finalized: an irregular tag never shows required as passed', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 110n, finalized: 99n }), pending(12, 11)],
-  ['finalized: non-canonical block below finalized is pending', expectation({ commitment: 'finalized' }),
-    mined({}, { head: 102n, finalized: 100n, canonical: false }), pending(3, 0)],
-  ['finalized: nothing consumed yet', expectation({ commitment: 'finalized' }),
-    { given: null, consumer: null, position: { head: 100n, finalized: 98n, canonical: false } }, pending(3, 0)],
+  [
+    'finalized: block above the finalized one is pending',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 100n, finalized: 98n }),
+    pending(3, 1),
+  ],
+  [
+    'finalized: one block later still pending',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 101n, finalized: 99n }),
+    pending(3, 2),
+  ],
+  [
+    'finalized: block at the finalized one succeeds',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 102n, finalized: 100n }),
+    success(),
+  ],
+  [
+    'finalized: block below the finalized one succeeds',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 200n, finalized: 150n }),
+    success(),
+  ],
+  [
+    'finalized: an irregular tag never shows required as passed',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 110n, finalized: 99n }),
+    pending(12, 11),
+  ],
+  [
+    'finalized: non-canonical block below finalized is pending',
+    expectation({ commitment: 'finalized' }),
+    mined({}, { head: 102n, finalized: 100n, canonical: false }),
+    pending(3, 0),
+  ],
+  [
+    'finalized: nothing consumed yet',
+    expectation({ commitment: 'finalized' }),
+    { given: null, consumer: null, position: { head: 100n, finalized: 98n, canonical: false } },
+    pending(3, 0),
+  ],
 
   // a failure waits for the same commitment as success (pending meanwhile, naming what it would fail with)
-  ['AMOUNT_MISMATCH with confirmations 3: pending at 1', expectation({ confirmations: 3 }),
-    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 100n }), failing(3, 1, 'AMOUNT_MISMATCH')],
-  ['AMOUNT_MISMATCH with confirmations 3: pending at 2 (one block before the verdict)', expectation({ confirmations: 3 }),
-    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 101n }), failing(3, 2, 'AMOUNT_MISMATCH')],
-  ['AMOUNT_MISMATCH with confirmations 3: failed at 3', expectation({ confirmations: 3 }),
-    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 102n }), failed('AMOUNT_MISMATCH')],
-  ['a failing transaction whose block is not canonical: pending, nothing passed', expectation(),
-    mined({ transfers: [pay(RECEIVER, 99n)] }, { canonical: false }), failing(1, 0, 'AMOUNT_MISMATCH')],
-  ['a failing transaction with the head behind its block: pending', expectation(),
-    mined({ reverted: true, transfers: [] }, { head: 99n }), failing(1, 0, 'FAILED')],
-  ['SENDER_MISMATCH waits for the given transaction\'s confirmations', expectation({ confirmations: 2 }),
-    mined({ from: OTHER }), failing(2, 1, 'SENDER_MISMATCH')],
-  ['SENDER_MISMATCH counts from the given transaction\'s own block', expectation({ confirmations: 2 }),
-    { given: tx({ from: OTHER, blockNumber: 99n }), consumer: tx({ hash: REPLACEMENT }), position: { head: 100n, finalized: 90n, canonical: true } },
-    failed('SENDER_MISMATCH')],
-  ['TRANSACTION_MISMATCH waits for the replacement\'s confirmations', expectation({ confirmations: 2 }),
-    replacedBy({ transfers: [] }), failing(2, 1, 'TRANSACTION_MISMATCH', REPLACEMENT)],
-  ['finalized: a mismatch above the finalized block is pending', expectation({ commitment: 'finalized' }),
-    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 100n, finalized: 98n }), failing(3, 1, 'AMOUNT_MISMATCH')],
-  ['finalized: a mismatch with an irregular tag never shows required as passed', expectation({ commitment: 'finalized' }),
-    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 110n, finalized: 99n }), failing(12, 11, 'AMOUNT_MISMATCH')],
-  ['finalized: a mismatch at the finalized block fails', expectation({ commitment: 'finalized' }),
-    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n }), failed('AMOUNT_MISMATCH')],
-  ['finalized: a mismatch below the finalized block but not canonical is pending', expectation({ commitment: 'finalized' }),
-    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n, canonical: false }), failing(3, 0, 'AMOUNT_MISMATCH')],
+  [
+    'AMOUNT_MISMATCH with confirmations 3: pending at 1',
+    expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 100n }),
+    failing(3, 1, 'AMOUNT_MISMATCH'),
+  ],
+  [
+    'AMOUNT_MISMATCH with confirmations 3: pending at 2 (one block before the verdict)',
+    expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 101n }),
+    failing(3, 2, 'AMOUNT_MISMATCH'),
+  ],
+  [
+    'AMOUNT_MISMATCH with confirmations 3: failed at 3',
+    expectation({ confirmations: 3 }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { head: 102n }),
+    failed('AMOUNT_MISMATCH'),
+  ],
+  [
+    'a failing transaction whose block is not canonical: pending, nothing passed',
+    expectation(),
+    mined({ transfers: [pay(RECEIVER, 99n)] }, { canonical: false }),
+    failing(1, 0, 'AMOUNT_MISMATCH'),
+  ],
+  [
+    'a failing transaction with the head behind its block: pending',
+    expectation(),
+    mined({ reverted: true, transfers: [] }, { head: 99n }),
+    failing(1, 0, 'FAILED'),
+  ],
+  [
+    "SENDER_MISMATCH waits for the given transaction's confirmations",
+    expectation({ confirmations: 2 }),
+    mined({ from: OTHER }),
+    failing(2, 1, 'SENDER_MISMATCH'),
+  ],
+  [
+    "SENDER_MISMATCH counts from the given transaction's own block",
+    expectation({ confirmations: 2 }),
+    {
+      given: tx({ from: OTHER, blockNumber: 99n }),
+      consumer: tx({ hash: REPLACEMENT }),
+      position: { head: 100n, finalized: 90n, canonical: true },
+    },
+    failed('SENDER_MISMATCH'),
+  ],
+  [
+    "TRANSACTION_MISMATCH waits for the replacement's confirmations",
+    expectation({ confirmations: 2 }),
+    replacedBy({ transfers: [] }),
+    failing(2, 1, 'TRANSACTION_MISMATCH', REPLACEMENT),
+  ],
+  [
+    'finalized: a mismatch above the finalized block is pending',
+    expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 100n, finalized: 98n }),
+    failing(3, 1, 'AMOUNT_MISMATCH'),
+  ],
+  [
+    'finalized: a mismatch with an irregular tag never shows required as passed',
+    expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 110n, finalized: 99n }),
+    failing(12, 11, 'AMOUNT_MISMATCH'),
+  ],
+  [
+    'finalized: a mismatch at the finalized block fails',
+    expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n }),
+    failed('AMOUNT_MISMATCH'),
+  ],
+  [
+    'finalized: a mismatch below the finalized block but not canonical is pending',
+    expectation({ commitment: 'finalized' }),
+    mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n, canonical: false }),
+    failing(3, 0, 'AMOUNT_MISMATCH'),
+  ],
 ]
 
 for (const [name, exp, evidence, result] of table) {
@@ -181,8 +348,17 @@ for (const [name, exp, evidence, result] of table) {
 
 test('the table covers every failed reason the judge decides', () => {
   const reasons = new Set(table.map(([, , , r]) => (r.status === 'failed' ? r.reason : null)).filter(Boolean))
-  for (const reason of ['SENDER_MISMATCH', 'NONCE_MISMATCH', 'FAILED', 'TRANSACTION_MISMATCH', 'RECEIVER_MISMATCH',
-    'TOKEN_MISMATCH', 'AMOUNT_MISMATCH', 'MISMATCH'] as const) assert.ok(reasons.has(reason), reason)
+  for (const reason of [
+    'SENDER_MISMATCH',
+    'NONCE_MISMATCH',
+    'FAILED',
+    'TRANSACTION_MISMATCH',
+    'RECEIVER_MISMATCH',
+    'TOKEN_MISMATCH',
+    'AMOUNT_MISMATCH',
+    'MISMATCH',
+  ] as const)
+    assert.ok(reasons.has(reason), reason)
 })
 
 test('recordedTransaction: a paying replacement takes over, a failing one does not', () => {

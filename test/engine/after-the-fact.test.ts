@@ -49,7 +49,12 @@ test('named transaction mined before the tracking: judged from its receipt', asy
   await engineAtHead(service, anvil)
   const nonce = (await anvil.publicClient.getTransaction({ hash: receipt.transactionHash })).nonce
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, token, amount: '6', nonce, after_block: afterBlock, transaction: receipt.transactionHash,
+    receiver,
+    token,
+    amount: '6',
+    nonce,
+    after_block: afterBlock,
+    transaction: receipt.transactionHash,
   })
   const final = await waitForFinal(service, apiKey, request.secret_id)
   assert.equal(final.status, 'failed')
@@ -64,7 +69,11 @@ test('found after the fact with too few confirmations: pending, then confirmed b
   const receipt = await sendNative(anvil, sender, receiver, parseEther('1'))
   await engineAtHead(service, anvil)
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '1', nonce, after_block: afterBlock, confirmations: 4,
+    receiver,
+    amount: '1',
+    nonce,
+    after_block: afterBlock,
+    confirmations: 4,
   })
   await service.engine.check(await trackingOf(request.secret_id))
   assert.equal((await readPayment(service, apiKey, request.secret_id)).status, 'pending')

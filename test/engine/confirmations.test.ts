@@ -17,7 +17,9 @@ describe('confirmations: 3', () => {
   before(async () => {
     anvil = await startAnvil({ slotsInAnEpoch: 1 })
     service = await startEngineService(anvil)
-    service.events.on('progress', (event) => progress.push({ secretId: event.tracking.secretId, required: event.required, passed: event.passed }))
+    service.events.on('progress', (event) =>
+      progress.push({ secretId: event.tracking.secretId, required: event.required, passed: event.passed }),
+    )
     ;({ apiKey } = await service.newAccount())
   })
   after(async () => {

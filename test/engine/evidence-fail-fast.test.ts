@@ -55,7 +55,9 @@ test('evidence that fails for good is not read again on every block; a retryable
     }
     if (from.toLowerCase() === alice!.address.toLowerCase()) {
       reads.alice++
-      return reads.alice === 1 ? new RetryableChainError('trace not there yet (test)') : new NonRetryableChainError('malformed receipt (test)')
+      return reads.alice === 1
+        ? new RetryableChainError('trace not there yet (test)')
+        : new NonRetryableChainError('malformed receipt (test)')
     }
     return undefined
   }
@@ -77,12 +79,31 @@ test('evidence that fails for good is not read again on every block; a retryable
   const lines: Record<string, unknown>[] = []
   const logger = pino({ level: 'info' }, { write: (raw: string) => void lines.push(JSON.parse(raw) as Record<string, unknown>) })
   const events = createTrackingEvents()
-  const metrics = createEngineMetrics(createMetrics().registry, { now: () => new Date(), chains: ['ethereum'], countPending: async () => new Map() })
+  const metrics = createEngineMetrics(createMetrics().registry, {
+    now: () => new Date(),
+    chains: ['ethereum'],
+    countPending: async () => new Map(),
+  })
   const db = database.db
-  const verdicts = createVerdicts({ chain: 'ethereum', db, events, clock: () => new Date(), logger, metrics, isCanonical: async () => true })
+  const verdicts = createVerdicts({
+    chain: 'ethereum',
+    db,
+    events,
+    clock: () => new Date(),
+    logger,
+    metrics,
+    isCanonical: async () => true,
+  })
   let holds: (number: bigint, hash: string) => boolean | undefined = () => undefined
   const processor = createChainProcessor({
-    chain: 'ethereum', db, evidence, receipts: createReceiptSource(reader), verdicts, metrics, logger, clock: () => new Date(),
+    chain: 'ethereum',
+    db,
+    evidence,
+    receipts: createReceiptSource(reader),
+    verdicts,
+    metrics,
+    logger,
+    clock: () => new Date(),
     successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics, holds: (n, h) => holds(n, h) }),
     holds: (n, h) => holds(n, h),
   })
@@ -95,10 +116,20 @@ test('evidence that fails for good is not read again on every block; a retryable
   const trackings = []
   for (const sender of [alice!, bob!]) {
     const nonce = BigInt(await anvil.publicClient.getTransactionCount({ address: sender.address }))
-    trackings.push(await insertTestTracking(db, accountId, {
-      blockchain: 'ethereum', sender: sender.address.toLowerCase(), nonce, receiver: randomAddress(), token: NATIVE_TOKEN,
-      amount: '1', decimals: 18, transaction: null, afterBlock, confirmations: 2,
-    }))
+    trackings.push(
+      await insertTestTracking(db, accountId, {
+        blockchain: 'ethereum',
+        sender: sender.address.toLowerCase(),
+        nonce,
+        receiver: randomAddress(),
+        token: NATIVE_TOKEN,
+        amount: '1',
+        decimals: 18,
+        transaction: null,
+        afterBlock,
+        confirmations: 2,
+      }),
+    )
   }
   await sendNative(anvil, alice!, trackings[0]!.receiver as `0x${string}`, parseEther('1'))
   await sendNative(anvil, bob!, trackings[1]!.receiver as `0x${string}`, parseEther('1'))
@@ -111,8 +142,20 @@ test('evidence that fails for good is not read again on every block; a retryable
   assert.equal(reads.bob, 1, 'read once: the failure is final')
   assert.equal(reads.alice, 2, 'read again after the retryable failure, then no more')
   assert.deepEqual(await findMatchedTrackings(db, 'ethereum'), [], 'no match left behind to be read again on every block')
-  const statuses = await db.selectFrom('trackings').select('status').where('id', 'in', trackings.map((t) => t.id)).execute()
-  assert.deepEqual(statuses.map((s) => s.status), ['pending', 'pending'], 'left to the time-out, as before')
+  const statuses = await db
+    .selectFrom('trackings')
+    .select('status')
+    .where(
+      'id',
+      'in',
+      trackings.map((t) => t.id),
+    )
+    .execute()
+  assert.deepEqual(
+    statuses.map((s) => s.status),
+    ['pending', 'pending'],
+    'left to the time-out, as before',
+  )
   const errors = lines.filter((line) => line.level === 50)
   assert.equal(errors.length, 2, `one error line per tracking: ${JSON.stringify(errors)}`)
   for (const line of errors) assert.match(String(line.error), /\(test\)/)

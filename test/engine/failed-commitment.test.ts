@@ -71,7 +71,10 @@ async function underpaidThenReorgedIntoFullPayment(sender: AnvilAccount, fields:
   const nonce = await anvil.publicClient.getTransactionCount({ address: sender.address })
   const widget = await widgetFor(sender.address, nonce)
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '0.01', callback: `${callbacks.url}/paid`, ...fields,
+    receiver,
+    amount: '0.01',
+    callback: `${callbacks.url}/paid`,
+    ...fields,
   })
   const underpaid = await sendNative(anvil, sender, receiver, parseEther('0.005'))
   await engineAtHead(service, anvil)
@@ -93,9 +96,15 @@ async function underpaidThenReorgedIntoFullPayment(sender: AnvilAccount, fields:
   const status = await widget.client.next(isStatus(widget.identifier))
   assert.equal(messageOf(status).status, 'success')
   await waitFor('the success callback', async () => (callbacksOf(request.secret_id).length > 0 ? true : undefined))
-  assert.deepEqual(callbacksOf(request.secret_id).map((body) => body.status), ['success'], 'no failed callback was ever sent')
-  assert.ok(!widget.client.pending().some((frame) => frame.identifier === widget.identifier && messageOf(frame)?.status === 'failed'),
-    'no failed widget message was ever sent')
+  assert.deepEqual(
+    callbacksOf(request.secret_id).map((body) => body.status),
+    ['success'],
+    'no failed callback was ever sent',
+  )
+  assert.ok(
+    !widget.client.pending().some((frame) => frame.identifier === widget.identifier && messageOf(frame)?.status === 'failed'),
+    'no failed widget message was ever sent',
+  )
   return { request, underpaid, payment }
 }
 
@@ -113,7 +122,10 @@ test('an underpayment that stays canonical fails exactly at its 3rd confirmation
   const nonce = await anvil.publicClient.getTransactionCount({ address: sender.address })
   const widget = await widgetFor(sender.address, nonce)
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '0.01', confirmations: 3, callback: `${callbacks.url}/paid`,
+    receiver,
+    amount: '0.01',
+    confirmations: 3,
+    callback: `${callbacks.url}/paid`,
   })
   const underpaid = await sendNative(anvil, sender, receiver, parseEther('0.005'))
   await engineAtHead(service, anvil)
@@ -211,8 +223,13 @@ test('a success is watched only until its block is final', async () => {
   await sendNative(anvil, sender, receiver, parseEther('0.01'))
   const final = await waitForFinal(service, apiKey, request.secret_id)
   assert.equal(final.status, 'success')
-  const watched = () => service.database.db.selectFrom('success_watches as w').innerJoin('trackings as t', 't.id', 'w.tracking_id')
-    .select('w.tracking_id').where('t.secret_id', '=', request.secret_id).execute()
+  const watched = () =>
+    service.database.db
+      .selectFrom('success_watches as w')
+      .innerJoin('trackings as t', 't.id', 'w.tracking_id')
+      .select('w.tracking_id')
+      .where('t.secret_id', '=', request.secret_id)
+      .execute()
   assert.equal((await watched()).length, 1, 'watched while its block can still be reorganized')
   await mine(anvil, 3)
   await engineAtHead(service, anvil)

@@ -9,7 +9,12 @@ import { percentile, runFlakyProvider } from '../support/flaky-run.ts'
 
 test('the follower keeps up with a provider failing 30% of requests, and every payment is judged', async () => {
   const result = await runFlakyProvider({
-    blocksPerSecond: 2, seconds: 40, failureShare: 0.3, payments: 24, rpcTimeoutMs: 1000, settleSeconds: 20,
+    blocksPerSecond: 2,
+    seconds: 40,
+    failureShare: 0.3,
+    payments: 24,
+    rpcTimeoutMs: 1000,
+    settleSeconds: 20,
   })
   const failures = result.injected.error + result.injected.hang + result.injected.drop
   assert.ok(failures >= 30, `failures were injected (${JSON.stringify(result.injected)})`)

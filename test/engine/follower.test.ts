@@ -28,7 +28,10 @@ const chain = { ...builtInChains().ethereum!, name: 'follower-test', chainId: 31
 
 function follower(events: FollowerEvent[], fail?: () => boolean) {
   return createBlockFollower({
-    chain, reader: createChainReader(anvil.publicClient), db: database.db, logger: pino({ level: 'silent' }),
+    chain,
+    reader: createChainReader(anvil.publicClient),
+    db: database.db,
+    logger: pino({ level: 'silent' }),
     pruneSlack: 4,
     sink: async (event) => {
       if (fail?.()) throw new Error('sink failed')
@@ -36,8 +39,14 @@ function follower(events: FollowerEvent[], fail?: () => boolean) {
     },
   })
 }
-const describe = (events: FollowerEvent[]) => events.map((e) =>
-  e.type === 'block' ? `block ${e.block.number}` : e.type === 'reorg' ? `reorg to ${e.ancestor} (-${e.removed.length})` : `finalize ${e.finalized}`)
+const describe = (events: FollowerEvent[]) =>
+  events.map((e) =>
+    e.type === 'block'
+      ? `block ${e.block.number}`
+      : e.type === 'reorg'
+        ? `reorg to ${e.ancestor} (-${e.removed.length})`
+        : `finalize ${e.finalized}`,
+  )
 
 test('blocks in order, gaps filled, reorgs resolved, finality followed, stored window pruned', async () => {
   await mine(anvil, 3)
@@ -51,7 +60,11 @@ test('blocks in order, gaps filled, reorgs resolved, finality followed, stored w
   await first.sync()
   assert.deepEqual(describe(events), ['block 4', 'block 5', 'block 6', 'block 7', 'finalize 5'], 'every block of the gap, then finality')
   const blockEvents = events.filter((e) => e.type === 'block')
-  assert.deepEqual(blockEvents.map((e) => e.finalized), [4n, 5n, 5n, 5n], 'each block carries the finalized number (capped at itself)')
+  assert.deepEqual(
+    blockEvents.map((e) => e.finalized),
+    [4n, 5n, 5n, 5n],
+    'each block carries the finalized number (capped at itself)',
+  )
 
   events.length = 0
   const before = await anvil.publicClient.getBlock({ blockNumber: 6n })
@@ -81,7 +94,10 @@ test('blocks in order, gaps filled, reorgs resolved, finality followed, stored w
   await assert.rejects(restarted.sync(), /sink failed/)
   assert.equal((await loadChainWindow(database.db, chain.name)).at(-1)!.number, 13n, 'nothing recorded while the sink fails')
   await restarted.sync()
-  assert.deepEqual(describe(events).filter((e) => e.startsWith('block')), ['block 14', 'block 15'])
+  assert.deepEqual(
+    describe(events).filter((e) => e.startsWith('block')),
+    ['block 14', 'block 15'],
+  )
 })
 
 test('the window: linking, truncation on reorg, pruning below finality', () => {
@@ -92,7 +108,10 @@ test('the window: linking, truncation on reorg, pruning below finality', () => {
   assert.equal(window.extends({ number: 13n, parentHash: hash(99) }), false)
   assert.throws(() => window.push(block(14)))
   window.push(block(13))
-  assert.deepEqual(window.truncateAbove(11n).map((b) => b.number), [12n, 13n])
+  assert.deepEqual(
+    window.truncateAbove(11n).map((b) => b.number),
+    [12n, 13n],
+  )
   assert.equal(window.tip!.number, 11n)
   window.pruneBelow(11n)
   assert.equal(window.oldest!.number, 11n)

@@ -16,9 +16,13 @@ import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, onPostgres } 
 import type { TestService } from '../support/service.ts'
 import { createPayment, freshAddress, startEngineService, waitFor, waitForFinal } from './support.ts'
 
-const block = (number: bigint) => ({
-  number, hash: `0x${number.toString(16).padStart(64, '0')}`, parentHash: `0x${(number - 1n).toString(16).padStart(64, '0')}`, timestamp: number,
-}) as Parameters<typeof saveChainBlock>[2]
+const block = (number: bigint) =>
+  ({
+    number,
+    hash: `0x${number.toString(16).padStart(64, '0')}`,
+    parentHash: `0x${(number - 1n).toString(16).padStart(64, '0')}`,
+    timestamp: number,
+  }) as Parameters<typeof saveChainBlock>[2]
 
 describe('chain lease', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>
@@ -31,7 +35,7 @@ describe('chain lease', () => {
     await database?.close()
   })
 
-  test('a lapsed lease is taken over; the old holder\'s writes are refused and it learns it lost the lead', async () => {
+  test("a lapsed lease is taken over; the old holder's writes are refused and it learns it lost the lead", async () => {
     const stop = new AbortController()
     const a = chainLease({ db, chain: 'lapse', holder: 'node-a', exclusive: false, ttlMs: 60_000, renewMs: 20 })
     const leadA = (await a.acquire(stop.signal))!
@@ -46,7 +50,11 @@ describe('chain lease', () => {
 
     await assert.rejects(saveChainBlock(db, 'lapse', block(2n), leadA.fence), LeadershipLostError)
     await assert.rejects(deleteChainBlocksAbove(db, 'lapse', 0n, leadA.fence), LeadershipLostError)
-    assert.deepEqual((await loadChainWindow(db, 'lapse')).map((b) => b.number), [1n], 'nothing written after the take-over')
+    assert.deepEqual(
+      (await loadChainWindow(db, 'lapse')).map((b) => b.number),
+      [1n],
+      'nothing written after the take-over',
+    )
     await saveChainBlock(db, 'lapse', block(2n), { chain: 'lapse', holder: 'node-b', token: tokenB! })
 
     await waitFor('a to notice (its renewal finds the lease gone)', async () => (leadA.lost.aborted ? true : undefined), 2_000)
@@ -102,7 +110,7 @@ describe('chain lease on PostgreSQL', onPostgres, () => {
     if (url) await dropDatabase(url)
   })
 
-  test('the holder\'s connection is gone (killed node): taken over at once, not at expiry', async () => {
+  test("the holder's connection is gone (killed node): taken over at once, not at expiry", async () => {
     const stop = new AbortController()
     const dbA = openDedicatedConnection(url, 'lease-a')
     const dbB = openDedicatedConnection(url, 'lease-b')
@@ -154,7 +162,11 @@ describe('two services on one database', onPostgres, () => {
     await sendNative(anvil, sender, receiver, parseEther('1'))
     await sendNative(anvil, anvil.accounts[2]!, freshAddress(), 1n)
 
-    await waitFor('the standby to take over', async () => (standby.engine.runner('ethereum')!.status === 'following' ? true : undefined), 5_000)
+    await waitFor(
+      'the standby to take over',
+      async () => (standby.engine.runner('ethereum')!.status === 'following' ? true : undefined),
+      5_000,
+    )
     assert.equal((await waitForFinal(standby, apiKey, request.secret_id)).status, 'success')
   })
 })

@@ -44,25 +44,40 @@ describe('node failures with real processes', onPostgres, () => {
     const receiver: Address = freshAddress()
     const secretId = `lease-${process.pid}-${++payments}`
     const created = await cluster.api(via, apiKey, 'POST', '/v2/payments', {
-      blockchain: 'ethereum', sender: sender.address, token: NATIVE, receiver, amount: '1', confirmations: 1,
+      blockchain: 'ethereum',
+      sender: sender.address,
+      token: NATIVE,
+      receiver,
+      amount: '1',
+      confirmations: 1,
       nonce: String(await anvil.publicClient.getTransactionCount({ address: sender.address })),
       after_block: String(await anvil.publicClient.getBlockNumber()),
-      secret_id: secretId, callback: 'https://merchant.example/callback',
+      secret_id: secretId,
+      callback: 'https://merchant.example/callback',
     })
     assert.equal(created.status, 201, JSON.stringify(created.json))
     await sendNative(anvil, sender, receiver, parseEther('1'))
     return secretId
   }
-  const judged = (via: ClusterNode, secretId: string, timeoutMs: number) => waitFor(`payment ${secretId} judged`, async () => {
-    const { json } = await cluster.api(via, apiKey, 'GET', `/v2/payments/${secretId}`)
-    return json.status === 'pending' ? undefined : json.status
-  }, timeoutMs)
+  const judged = (via: ClusterNode, secretId: string, timeoutMs: number) =>
+    waitFor(
+      `payment ${secretId} judged`,
+      async () => {
+        const { json } = await cluster.api(via, apiKey, 'GET', `/v2/payments/${secretId}`)
+        return json.status === 'pending' ? undefined : json.status
+      },
+      timeoutMs,
+    )
   const leaderNode = async () => (await cluster.leader())?.node
 
   test('SIGSTOP: another node follows within 15 s; the woken node writes nothing for the chain and stands by', async () => {
     const frozen = await waitFor('a leader', leaderNode, 20_000)
     const other = cluster.nodes.find((n) => n !== frozen)!
-    await waitFor('the leader to process blocks', async () => (await writesBy(cluster, frozen.name, 'chain_blocks')) > 0 ? true : undefined, 20_000)
+    await waitFor(
+      'the leader to process blocks',
+      async () => ((await writesBy(cluster, frozen.name, 'chain_blocks')) > 0 ? true : undefined),
+      20_000,
+    )
 
     frozen.child.kill('SIGSTOP')
     const stoppedAt = Date.now()
@@ -74,9 +89,13 @@ describe('node failures with real processes', onPostgres, () => {
     const takenAt = (await cluster.leader())!.acquiredAt
 
     frozen.child.kill('SIGCONT')
-    await waitFor('the woken node to stand by', async () => (frozen.output().includes('lost the chain lead; standing by') ? true : undefined), 10_000)
+    await waitFor(
+      'the woken node to stand by',
+      async () => (frozen.output().includes('lost the chain lead; standing by') ? true : undefined),
+      10_000,
+    )
     assert.equal(await judged(other, await pay(other, anvil.accounts[4]!), 10_000), 'success')
-    assert.equal((await leaderNode()), other, 'the woken node did not take the chain back')
+    assert.equal(await leaderNode(), other, 'the woken node did not take the chain back')
     assert.equal(await writesBy(cluster, frozen.name, undefined, takenAt), 0, 'no write of the woken node after the take-over')
   })
 
@@ -95,7 +114,11 @@ describe('node failures with real processes', onPostgres, () => {
     const spare = await cluster.start('node-c')
     const leader = (await leaderNode())!
     assert.notEqual(leader, spare)
-    await waitFor('the leader to process more blocks', async () => (await writesBy(cluster, leader.name, 'chain_blocks')) > 0 ? true : undefined, 20_000)
+    await waitFor(
+      'the leader to process more blocks',
+      async () => ((await writesBy(cluster, leader.name, 'chain_blocks')) > 0 ? true : undefined),
+      20_000,
+    )
     leader.child.kill('SIGKILL')
     const killedAt = Date.now()
     const during = await pay(spare, anvil.accounts[5]!)
@@ -105,7 +128,8 @@ describe('node failures with real processes', onPostgres, () => {
     assert.equal(await judged(spare, during, 10_000), 'success')
 
     const { rows } = await cluster.db.query<{ number: string }>(
-      "SELECT DISTINCT number::text AS number FROM test_writes WHERE tab = 'chain_blocks' AND number IS NOT NULL ORDER BY 1")
+      "SELECT DISTINCT number::text AS number FROM test_writes WHERE tab = 'chain_blocks' AND number IS NOT NULL ORDER BY 1",
+    )
     const numbers = rows.map((row) => Number(row.number)).sort((x, y) => x - y)
     const missing = numbers.slice(1).filter((n, i) => n !== numbers[i]! + 1)
     assert.deepEqual(missing, [], `every block from ${numbers[0]} to ${numbers.at(-1)} was processed`)
@@ -132,6 +156,7 @@ async function logWrites(cluster: Cluster): Promise<void> {
 async function writesBy(cluster: Cluster, app: string, tab?: string, after?: Date): Promise<number> {
   const { rows } = await cluster.db.query<{ n: string }>(
     'SELECT count(*) AS n FROM test_writes WHERE app = $1 AND ($2::text IS NULL OR tab = $2) AND ($3::timestamptz IS NULL OR at > $3)',
-    [app, tab ?? null, after ?? null])
+    [app, tab ?? null, after ?? null],
+  )
   return Number(rows[0]!.n)
 }

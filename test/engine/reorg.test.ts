@@ -33,7 +33,9 @@ test('dropped before enough confirmations: not success; re-included: success', a
   service.events.on('progress', (event) => progress.push(event.passed))
   const { request } = await createPayment(service, apiKey, anvil, sender, { receiver, amount: '1', confirmations: 3 })
   // Signed once, so the very same transaction can be included again after the reorg.
-  const raw: Hex = await sender.wallet.signTransaction(await sender.wallet.prepareTransactionRequest({ to: receiver, value: parseEther('1') }))
+  const raw: Hex = await sender.wallet.signTransaction(
+    await sender.wallet.prepareTransactionRequest({ to: receiver, value: parseEther('1') }),
+  )
   const hash = await anvil.rpc<Hex>('eth_sendRawTransaction', [raw])
   const mined = await waitForReceipt(anvil, hash)
   await mine(anvil, 1)
@@ -69,7 +71,9 @@ test('a reorg that moves the payment to another block: confirmations count from 
   const sender = anvil.accounts[2]!
   const receiver = freshAddress()
   const { request } = await createPayment(service, apiKey, anvil, sender, { receiver, amount: '1', confirmations: 3 })
-  const raw: Hex = await sender.wallet.signTransaction(await sender.wallet.prepareTransactionRequest({ to: receiver, value: parseEther('1') }))
+  const raw: Hex = await sender.wallet.signTransaction(
+    await sender.wallet.prepareTransactionRequest({ to: receiver, value: parseEther('1') }),
+  )
   const hash = await anvil.rpc<Hex>('eth_sendRawTransaction', [raw])
   const first = await waitForReceipt(anvil, hash)
   await mine(anvil, 1)
@@ -85,8 +89,12 @@ test('a reorg that moves the payment to another block: confirmations count from 
   const final = await waitForFinal(service, apiKey, request.secret_id)
   assert.equal(final.status, 'success')
   const stored = await waitFor('the block window to hold the new branch', async () => {
-    const row = await service.database.db.selectFrom('chain_blocks').select('hash')
-      .where('chain', '=', 'ethereum').where('number', '=', moved.blockNumber.toString()).executeTakeFirst()
+    const row = await service.database.db
+      .selectFrom('chain_blocks')
+      .select('hash')
+      .where('chain', '=', 'ethereum')
+      .where('number', '=', moved.blockNumber.toString())
+      .executeTakeFirst()
     return row
   })
   assert.equal(stored.hash, moved.blockHash)

@@ -27,8 +27,11 @@ async function sendAndReplace(sender: AnvilAccount, original: { to: string; valu
   const fees = await anvil.publicClient.estimateFeesPerGas()
   const send = (tx: { to: string; value: bigint }, factor: bigint): Promise<Hash> =>
     sender.wallet.sendTransaction({
-      to: tx.to as Hash, value: tx.value, nonce,
-      maxFeePerGas: fees.maxFeePerGas * factor, maxPriorityFeePerGas: fees.maxPriorityFeePerGas * factor,
+      to: tx.to as Hash,
+      value: tx.value,
+      nonce,
+      maxFeePerGas: fees.maxFeePerGas * factor,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas * factor,
     })
   const first = await send(original, 1n)
   return { nonce, first, send: () => send(replacement, 2n) }
@@ -38,9 +41,17 @@ test('speed-up: the replacing transaction pays, success names its hash', async (
   const sender = anvil.accounts[1]!
   const receiver = freshAddress()
   const afterBlock = await anvil.publicClient.getBlockNumber()
-  const { nonce, first, send } = await sendAndReplace(sender, { to: receiver, value: parseEther('1') }, { to: receiver, value: parseEther('1') })
+  const { nonce, first, send } = await sendAndReplace(
+    sender,
+    { to: receiver, value: parseEther('1') },
+    { to: receiver, value: parseEther('1') },
+  )
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '1', nonce, after_block: afterBlock, transaction: first,
+    receiver,
+    amount: '1',
+    nonce,
+    after_block: afterBlock,
+    transaction: first,
   })
   const speedUp = await send()
   assert.notEqual(speedUp, first)
@@ -56,7 +67,11 @@ test('cancel: the replacing transaction pays nothing, TRANSACTION_MISMATCH keeps
   const afterBlock = await anvil.publicClient.getBlockNumber()
   const { nonce, first, send } = await sendAndReplace(sender, { to: receiver, value: parseEther('1') }, { to: sender.address, value: 0n })
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '1', nonce, after_block: afterBlock, transaction: first,
+    receiver,
+    amount: '1',
+    nonce,
+    after_block: afterBlock,
+    transaction: first,
   })
   await send()
   await mine(anvil, 1)

@@ -42,7 +42,10 @@ test('a dead first URL is skipped after it failed, the second one serves', async
   assert.equal((await waitForFinal(service, apiKey, request.secret_id)).status, 'success')
 
   const metrics = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
-  const total = [...metrics.matchAll(/paywatch_rpc_requests_total\{chain="ethereum",method="[^"]+"\} (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)
+  const total = [...metrics.matchAll(/paywatch_rpc_requests_total\{chain="ethereum",method="[^"]+"\} (\d+)/g)].reduce(
+    (s, m) => s + Number(m[1]),
+    0,
+  )
   assert.ok(dead.injected.drop >= 1, 'the dead URL was tried')
   assert.ok(dead.injected.drop * 4 < total, `the dead URL is cooled down: ${dead.injected.drop} of ${total} requests`)
 })

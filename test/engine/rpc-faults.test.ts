@@ -64,9 +64,16 @@ test('every payment is judged correctly through failing RPCs', async () => {
   const results = await Promise.all(
     [nativeOk, tokenOk, short, wrongReceiver, afterTheFact].map((p) => waitForFinal(service, apiKey, p.request.secret_id, 30_000)),
   )
-  assert.deepEqual(results.map((r) => [r.status, r.failed_reason ?? null]), [
-    ['success', null], ['success', null], ['failed', 'AMOUNT_MISMATCH'], ['failed', 'RECEIVER_MISMATCH'], ['success', null],
-  ])
+  assert.deepEqual(
+    results.map((r) => [r.status, r.failed_reason ?? null]),
+    [
+      ['success', null],
+      ['success', null],
+      ['failed', 'AMOUNT_MISMATCH'],
+      ['failed', 'RECEIVER_MISMATCH'],
+      ['success', null],
+    ],
+  )
   assert.equal(results[0]!.transaction, lower(nativeTx.transactionHash))
   assert.equal(results[1]!.transaction, lower(tokenTx.transactionHash))
   assert.equal(results[4]!.transaction, lower(early.transactionHash))
@@ -74,6 +81,9 @@ test('every payment is judged correctly through failing RPCs', async () => {
   const injected = proxies.reduce((sum, p) => sum + p.injected.error + p.injected.hang + p.injected.drop, 0)
   assert.ok(injected >= 5, `failures were injected (${injected})`)
   const metrics = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
-  const errors = [...metrics.matchAll(/paywatch_rpc_errors_total\{chain="ethereum",method="[^"]+"\} (\d+)/g)].reduce((s, m) => s + Number(m[1]), 0)
+  const errors = [...metrics.matchAll(/paywatch_rpc_errors_total\{chain="ethereum",method="[^"]+"\} (\d+)/g)].reduce(
+    (s, m) => s + Number(m[1]),
+    0,
+  )
   assert.ok(errors >= injected / 2, `RPC errors are counted (${errors})`)
 })

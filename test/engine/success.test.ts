@@ -5,7 +5,14 @@ import { after, before, test } from 'node:test'
 import { parseEther, type Address } from 'viem'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import {
-  deployRouter, deployToken, mintToken, routerPayNative, sendNative, startAnvil, testTokenAbi, transferToken,
+  deployRouter,
+  deployToken,
+  mintToken,
+  routerPayNative,
+  sendNative,
+  startAnvil,
+  testTokenAbi,
+  transferToken,
   type Anvil,
 } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
@@ -44,7 +51,10 @@ test('native trace: created pending, then success with confirmed_at once the pay
   assert.equal(final.status, 'success')
   assert.equal(final.transaction, lower(receipt.transactionHash))
   assert.ok(typeof final.confirmed_at === 'string' && !Number.isNaN(Date.parse(final.confirmed_at)))
-  assert.ok(completed.some((t) => t.secretId === request.secret_id && t.status === 'success'), 'completed event emitted')
+  assert.ok(
+    completed.some((t) => t.secretId === request.secret_id && t.status === 'success'),
+    'completed event emitted',
+  )
 })
 
 test('ERC-20 with the transaction named: success, and an overpayment succeeds too', async () => {
@@ -52,9 +62,19 @@ test('ERC-20 with the transaction named: success, and an overpayment succeeds to
   const receiver = freshAddress()
   const nonce = await anvil.publicClient.getTransactionCount({ address: sender.address })
   const afterBlock = await anvil.publicClient.getBlockNumber()
-  const hash = await sender.wallet.writeContract({ address: usdc, abi: testTokenAbi, functionName: 'transfer', args: [receiver, 2_500_000n] })
+  const hash = await sender.wallet.writeContract({
+    address: usdc,
+    abi: testTokenAbi,
+    functionName: 'transfer',
+    args: [receiver, 2_500_000n],
+  })
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, token: usdc, amount: '2', nonce, after_block: afterBlock, transaction: hash,
+    receiver,
+    token: usdc,
+    amount: '2',
+    nonce,
+    after_block: afterBlock,
+    transaction: hash,
   })
   const final = await waitForFinal(service, apiKey, request.secret_id)
   assert.equal(final.status, 'success')
@@ -66,7 +86,10 @@ test('native through a router with a fee receiver: internal calls count', async 
   const receiver = freshAddress()
   const feeReceiver = freshAddress()
   const { request } = await createPayment(service, apiKey, anvil, sender, {
-    receiver, amount: '0.0000000000000009', fee_receiver: feeReceiver, fee_amount: '0.0000000000000001',
+    receiver,
+    amount: '0.0000000000000009',
+    fee_receiver: feeReceiver,
+    fee_amount: '0.0000000000000001',
   })
   await routerPayNative(anvil, router, sender, { receiver, feeReceiver, value: 1000n, feeAmount: 100n })
   const final = await waitForFinal(service, apiKey, request.secret_id)

@@ -54,7 +54,11 @@ export async function createPayment(
   const nonce = fields.nonce ?? (await anvil.publicClient.getTransactionCount({ address: sender.address }))
   const afterBlock = fields.after_block ?? (await anvil.publicClient.getBlockNumber())
   const request: Payment = {
-    blockchain: 'ethereum', sender: sender.address, nonce: String(nonce), token: NATIVE, after_block: String(afterBlock),
+    blockchain: 'ethereum',
+    sender: sender.address,
+    nonce: String(nonce),
+    token: NATIVE,
+    after_block: String(afterBlock),
     secret_id: `secret-${process.pid}-${++counter}-${Math.random().toString(36).slice(2)}`,
     callback: 'https://merchant.example/callback',
     ...fields,
@@ -73,10 +77,14 @@ export async function readPayment(service: TestService, apiKey: string, secretId
 
 /** Waits until the tracking left `pending`; returns the record. */
 export function waitForFinal(service: TestService, apiKey: string, secretId: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
-  return waitFor(`payment ${secretId} to complete`, async () => {
-    const record = await readPayment(service, apiKey, secretId)
-    return record.status === 'pending' ? undefined : record
-  }, timeoutMs)
+  return waitFor(
+    `payment ${secretId} to complete`,
+    async () => {
+      const record = await readPayment(service, apiKey, secretId)
+      return record.status === 'pending' ? undefined : record
+    },
+    timeoutMs,
+  )
 }
 
 /** The engine has processed the chain up to Anvil's current head. */

@@ -35,18 +35,33 @@ after(async () => {
 })
 
 const failures = () => lines.filter((line) => String(line.entry.msg).startsWith('chain sync failed'))
-const blockNumberOf = (params: unknown[]) => (params[1] === true && typeof params[0] === 'string' && params[0].startsWith('0x') ? BigInt(params[0]) : undefined)
+const blockNumberOf = (params: unknown[]) =>
+  params[1] === true && typeof params[0] === 'string' && params[0].startsWith('0x') ? BigInt(params[0]) : undefined
 
 test('a sync that advanced resets the backoff and keeps its blocks; one without progress backs off', async () => {
   const chain = {
-    ...builtInChains().ethereum!, name: 'sync-backoff', chainId: anvil.chainId, rpc: [proxy.url], pollingIntervalMs: 20, rpcTimeoutMs: 2_000,
+    ...builtInChains().ethereum!,
+    name: 'sync-backoff',
+    chainId: anvil.chainId,
+    rpc: [proxy.url],
+    pollingIntervalMs: 20,
+    rpcTimeoutMs: 2_000,
   }
   // No retries inside a request: each refused call fails its sync, so the runner's own pauses show.
   const reader = createChainReader(createRpcClient(chain, { retryRounds: 0 }))
-  const logger = pino({ level: 'info' }, { write: (raw: string) => void lines.push({ raw, entry: JSON.parse(raw) as Record<string, unknown> }) })
+  const logger = pino(
+    { level: 'info' },
+    { write: (raw: string) => void lines.push({ raw, entry: JSON.parse(raw) as Record<string, unknown> }) },
+  )
   await mine(anvil, 2)
   runner = createChainRunner({
-    chain, db: database.db, reader, lock: chainLease({ db: database.db, chain: chain.name, holder: 'sync-backoff-test', exclusive: true }), logger, sink: async () => {}, random: () => 0.5,
+    chain,
+    db: database.db,
+    reader,
+    lock: chainLease({ db: database.db, chain: chain.name, holder: 'sync-backoff-test', exclusive: true }),
+    logger,
+    sink: async () => {},
+    random: () => 0.5,
   })
   runner.start()
   const processed = () => runner!.follower?.state.head?.number
@@ -66,9 +81,16 @@ test('a sync that advanced resets the backoff and keeps its blocks; one without 
   await waitFor('the follower through the flaky blocks', async () => (processed() === start + 20n ? true : undefined), 20_000)
   const flaky = failures()
   assert.ok(flaky.length >= 3, `syncs failed (${flaky.length})`)
-  assert.deepEqual(flaky.map((line) => line.entry.retryInMs), flaky.map(() => 0), 'a sync that advanced retries at once')
+  assert.deepEqual(
+    flaky.map((line) => line.entry.retryInMs),
+    flaky.map(() => 0),
+    'a sync that advanced retries at once',
+  )
   const blocks = flaky.map((line) => BigInt(String(line.entry.block)))
-  assert.ok(blocks.every((block, i) => i === 0 || block > blocks[i - 1]!), `each failure came after progress (${blocks.join(', ')})`)
+  assert.ok(
+    blocks.every((block, i) => i === 0 || block > blocks[i - 1]!),
+    `each failure came after progress (${blocks.join(', ')})`,
+  )
   for (const { raw, entry } of flaky) {
     assert.equal(entry.level, 40, 'a warning')
     assert.equal(entry.chain, 'sync-backoff')
@@ -81,17 +103,24 @@ test('a sync that advanced resets the backoff and keeps its blocks; one without 
   lines.length = 0
   const stuck = start + 22n
   proxy.setCallRefusal(({ method, params }) =>
-    method === 'eth_getBlockByNumber' && blockNumberOf(params) === stuck ? { code: -32603, message: 'internal error (test)' } : null)
+    method === 'eth_getBlockByNumber' && blockNumberOf(params) === stuck ? { code: -32603, message: 'internal error (test)' } : null,
+  )
   await mine(anvil, 3)
   await waitFor('four failed syncs', async () => (failures().length >= 4 ? true : undefined), 20_000)
-  assert.deepEqual(failures().slice(0, 4).map((line) => line.entry.retryInMs), [0, 250, 500, 1_000])
+  assert.deepEqual(
+    failures()
+      .slice(0, 4)
+      .map((line) => line.entry.retryInMs),
+    [0, 250, 500, 1_000],
+  )
   const stored = await loadChainWindow(database.db, chain.name)
   assert.equal(stored.at(-1)!.number, stuck - 1n, 'the blocks before the failing one are stored')
 
   // An answer no retry will change (invalid params): an error line, once per attempt, never silent.
   lines.length = 0
   proxy.setCallRefusal(({ method, params }) =>
-    method === 'eth_getBlockByNumber' && blockNumberOf(params) === stuck ? { code: -32602, message: 'invalid params (test)' } : null)
+    method === 'eth_getBlockByNumber' && blockNumberOf(params) === stuck ? { code: -32602, message: 'invalid params (test)' } : null,
+  )
   await waitFor('a failed sync', async () => (failures().length >= 1 ? true : undefined), 20_000)
   const [invalid] = failures()
   assert.equal(invalid!.entry.level, 50, 'an error')

@@ -47,8 +47,12 @@ test('pending past the time-out: failed TRACKING_TIMED_OUT; younger and final on
   assert.equal((await readPayment(service, apiKey, young.request.secret_id)).status, 'pending')
   assert.equal((await readPayment(service, apiKey, succeeded.request.secret_id)).status, 'success')
 
-  const deliveries = await service.database.db.selectFrom('deliveries').innerJoin('trackings', 'trackings.id', 'deliveries.tracking_id')
-    .select('trackings.secret_id').where('trackings.secret_id', '=', old.request.secret_id).execute()
+  const deliveries = await service.database.db
+    .selectFrom('deliveries')
+    .innerJoin('trackings', 'trackings.id', 'deliveries.tracking_id')
+    .select('trackings.secret_id')
+    .where('trackings.secret_id', '=', old.request.secret_id)
+    .execute()
   assert.equal(deliveries.length, 1, 'the callback delivery row was written with the status change')
 
   clock.advance(400_000)

@@ -40,7 +40,12 @@ events.on('reverted', (event) => reverted.push(event))
 
 function verdictsWith(canonical: boolean) {
   return createVerdicts({
-    chain: 'ethereum', db: database.db, events, clock: () => new Date(), logger, metrics,
+    chain: 'ethereum',
+    db: database.db,
+    events,
+    clock: () => new Date(),
+    logger,
+    metrics,
     isCanonical: async () => canonical,
   })
 }
@@ -51,12 +56,22 @@ const statusOf = async (id: string) =>
 async function trackingWithMatch(blockNumber: bigint) {
   const tracking = await insertTestTracking(database.db, accountId, { token: NATIVE_TOKEN, confirmations: 1 })
   const mined: MinedTransaction = {
-    hash: tracking.transaction!, from: tracking.sender.toLowerCase(), nonce: tracking.nonce, reverted: false,
-    blockNumber, blockHash: randomHash(), transfers: [],
+    hash: tracking.transaction!,
+    from: tracking.sender.toLowerCase(),
+    nonce: tracking.nonce,
+    reverted: false,
+    blockNumber,
+    blockHash: randomHash(),
+    transfers: [],
   }
   const match: TrackingMatch = {
-    trackingId: tracking.id, chain: 'ethereum', blockNumber, blockHash: mined.blockHash, transaction: mined.hash,
-    evidence: { given: mined, consumer: mined }, pendingHashes: null,
+    trackingId: tracking.id,
+    chain: 'ethereum',
+    blockNumber,
+    blockHash: mined.blockHash,
+    transaction: mined.hash,
+    evidence: { given: mined, consumer: mined },
+    pendingHashes: null,
   }
   return { tracking, match }
 }
@@ -86,7 +101,10 @@ test('a success by confirmations is watched; one on a replaced block is announce
 
   // Block 200 arrives with another hash than the one the success rests on; block 201 is final.
   await watcher.check(watches, { number: 200n, hash: randomHash() }, 201n)
-  assert.deepEqual(reverted.map((e) => e.tracking.id), [replaced.tracking.id])
+  assert.deepEqual(
+    reverted.map((e) => e.tracking.id),
+    [replaced.tracking.id],
+  )
   assert.equal(reverted[0]!.transaction, replaced.match.transaction.toLowerCase())
   assert.equal(reverted[0]!.blockNumber, 200n)
   assert.equal(await statusOf(replaced.tracking.id), 'success', 'success is final')

@@ -13,7 +13,8 @@ const keyLookups: string[] = []
 let service: TestService
 before(async () => {
   service = await startTestService({
-    env: { PAYWATCH_AUTH_FAILURES: String(LIMIT), ...redisEnv }, background: false,
+    env: { PAYWATCH_AUTH_FAILURES: String(LIMIT), ...redisEnv },
+    background: false,
     onQuery: (sql) => void (/from "api_keys"/.test(sql) && keyLookups.push(sql)),
   })
 })
@@ -71,11 +72,21 @@ test('wrong admin tokens count too', async () => {
   const address = newAddress()
   const statuses: number[] = []
   for (let i = 0; i < LIMIT + 3; i++) {
-    const res = await service.app.inject({ method: 'GET', url: '/admin/accounts', remoteAddress: address, headers: { authorization: `Bearer ${ADMIN_TOKEN}-${i}` } })
+    const res = await service.app.inject({
+      method: 'GET',
+      url: '/admin/accounts',
+      remoteAddress: address,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}-${i}` },
+    })
     statuses.push(res.statusCode)
   }
   assert.deepEqual(statuses, [...Array(LIMIT).fill(401), 429, 429, 429])
-  const right = await service.app.inject({ method: 'GET', url: '/admin/accounts', remoteAddress: newAddress(), headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  const right = await service.app.inject({
+    method: 'GET',
+    url: '/admin/accounts',
+    remoteAddress: newAddress(),
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  })
   assert.equal(right.statusCode, 200)
 })
 
@@ -86,7 +97,10 @@ test('with REDIS_URL, failures are counted across nodes', { skip: !process.env.R
     const statuses: number[] = []
     for (let i = 0; i < LIMIT + 2; i++) {
       const node = i % 2 === 0 ? service : other
-      statuses.push((await node.app.inject({ method: 'GET', url: '/v2/payments/none', remoteAddress: address, headers: { 'x-api-key': randomKey() } })).statusCode)
+      statuses.push(
+        (await node.app.inject({ method: 'GET', url: '/v2/payments/none', remoteAddress: address, headers: { 'x-api-key': randomKey() } }))
+          .statusCode,
+      )
     }
     assert.deepEqual(statuses, [...Array(LIMIT).fill(401), 429, 429])
   } finally {

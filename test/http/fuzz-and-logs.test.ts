@@ -78,24 +78,71 @@ const pick = <T>(items: readonly T[]): T => items[int(items.length)]!
 const chance = (p: number) => random() < p
 
 const strings = [
-  '', ' ', '0', '-1', '1.5', '1e400', '0x', '0X12', 'null', 'true', '💸', 'ä'.repeat(300), 'a'.repeat(5000), '\u0000', '\ud800',
-  '\u202e', '<script>', "'; DROP TABLE trackings; --", '../../etc/passwd', '%00', '${jndi}', '__proto__', 'constructor',
-  NATIVE, NATIVE.toLowerCase(), SENDER, TX_HASH, `0x${'f'.repeat(40)}`, `0x${'g'.repeat(40)}`, 'ethereum', 'bsc', 'ETHEREUM',
-  'finalized', 'confirmed', 'https://x.example/cb', 'http://127.0.0.1:1/', 'javascript:alert(1)', '18446744073709551616',
-  '99999999999999999999999999', '0.000000000000000000001', '001.100', '١٢٣', '1_000',
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '1e400',
+  '0x',
+  '0X12',
+  'null',
+  'true',
+  '💸',
+  'ä'.repeat(300),
+  'a'.repeat(5000),
+  '\u0000',
+  '\ud800',
+  '\u202e',
+  '<script>',
+  "'; DROP TABLE trackings; --",
+  '../../etc/passwd',
+  '%00',
+  '${jndi}',
+  '__proto__',
+  'constructor',
+  NATIVE,
+  NATIVE.toLowerCase(),
+  SENDER,
+  TX_HASH,
+  `0x${'f'.repeat(40)}`,
+  `0x${'g'.repeat(40)}`,
+  'ethereum',
+  'bsc',
+  'ETHEREUM',
+  'finalized',
+  'confirmed',
+  'https://x.example/cb',
+  'http://127.0.0.1:1/',
+  'javascript:alert(1)',
+  '18446744073709551616',
+  '99999999999999999999999999',
+  '0.000000000000000000001',
+  '001.100',
+  '١٢٣',
+  '1_000',
 ]
 const vocabulary = new Set(strings.map((s) => s.toLowerCase()))
 function randomValue(depth = 0): unknown {
   switch (int(depth > 2 ? 6 : 9)) {
-    case 0: return pick(strings)
-    case 1: return pick([0, -0, 1, -1, 1.5, 2 ** 53, 2 ** 64, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 255, 256])
-    case 2: return pick([true, false, null])
-    case 3: return randomBytes(int(40)).toString(pick(['hex', 'base64', 'latin1'] as const))
-    case 4: return String.fromCodePoint(...Array.from({ length: int(20) }, () => int(0x10ffff + 1)).filter((c) => c < 0xd800 || c > 0xdfff))
-    case 5: return int(1_000_000)
-    case 6: return Array.from({ length: int(5) }, () => randomValue(depth + 1))
-    case 7: return Object.fromEntries(Array.from({ length: int(5) }, () => [pick([...strings, 'a', 'b', 'integration']), randomValue(depth + 1)]))
-    default: return { nested: randomValue(depth + 1) }
+    case 0:
+      return pick(strings)
+    case 1:
+      return pick([0, -0, 1, -1, 1.5, 2 ** 53, 2 ** 64, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, 255, 256])
+    case 2:
+      return pick([true, false, null])
+    case 3:
+      return randomBytes(int(40)).toString(pick(['hex', 'base64', 'latin1'] as const))
+    case 4:
+      return String.fromCodePoint(...Array.from({ length: int(20) }, () => int(0x10ffff + 1)).filter((c) => c < 0xd800 || c > 0xdfff))
+    case 5:
+      return int(1_000_000)
+    case 6:
+      return Array.from({ length: int(5) }, () => randomValue(depth + 1))
+    case 7:
+      return Object.fromEntries(Array.from({ length: int(5) }, () => [pick([...strings, 'a', 'b', 'integration']), randomValue(depth + 1)]))
+    default:
+      return { nested: randomValue(depth + 1) }
   }
 }
 
@@ -108,9 +155,30 @@ const encode = (value: unknown): string => {
   }
 }
 
-const fields = ['blockchain', 'sender', 'nonce', 'receiver', 'token', 'amount', 'after_block', 'secret_id', 'uuid', 'callback',
-  'transaction', 'commitment', 'confirmations', 'integration_id', 'payload', 'forward_to', 'forward_on_failure', 'fee_amount',
-  'fee_receiver', 'link_id', 'shop', 'shopify_payment_id']
+const fields = [
+  'blockchain',
+  'sender',
+  'nonce',
+  'receiver',
+  'token',
+  'amount',
+  'after_block',
+  'secret_id',
+  'uuid',
+  'callback',
+  'transaction',
+  'commitment',
+  'confirmations',
+  'integration_id',
+  'payload',
+  'forward_to',
+  'forward_on_failure',
+  'fee_amount',
+  'fee_receiver',
+  'link_id',
+  'shop',
+  'shopify_payment_id',
+]
 
 function randomBody(): string {
   const body: Record<string, unknown> = createBody()
@@ -118,7 +186,11 @@ function randomBody(): string {
   for (let i = int(2); i > 0; i--) delete body[pick(fields)]
   if (chance(0.1)) body[pick(strings)] = randomValue()
   let text = JSON.stringify(chance(0.05) ? randomValue() : body)
-  if (chance(0.08)) text = text.replace(/^\{/, `{"${pick(['__proto__', 'constructor', 'prototype'])}":${pick(['{"polluted":1}', '{"prototype":{"polluted":1}}', '1'])},`)
+  if (chance(0.08))
+    text = text.replace(
+      /^\{/,
+      `{"${pick(['__proto__', 'constructor', 'prototype'])}":${pick(['{"polluted":1}', '{"prototype":{"polluted":1}}', '1'])},`,
+    )
   if (chance(0.08)) text = text.slice(0, int(text.length))
   if (chance(0.03)) text = randomBytes(int(200)).toString('latin1')
   if (chance(0.02)) text = `[${text}]`
@@ -132,7 +204,19 @@ function randomRequest(): InjectOptions {
   else if (key < 0.9) headers['x-api-key'] = pick(strings.filter((s) => /^[\x20-\x7e]*$/.test(s)))
   const type = random()
   if (type < 0.75) headers['content-type'] = 'application/json'
-  else if (type < 0.9) headers['content-type'] = pick(['text/plain', 'application/json; charset=latin1', 'application/jsonx', 'application/x-www-form-urlencoded', 'multipart/form-data', '*/*', 'application/problem+json', 'APPLICATION/JSON', 'json', ';;;'])
+  else if (type < 0.9)
+    headers['content-type'] = pick([
+      'text/plain',
+      'application/json; charset=latin1',
+      'application/jsonx',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data',
+      '*/*',
+      'application/problem+json',
+      'APPLICATION/JSON',
+      'json',
+      ';;;',
+    ])
   if (chance(0.2)) headers['x-api-version'] = pick(['2025-10', '2025-11', '', 'v2', '2025-10, 2025-10', ' 2025-10 ', 'x'.repeat(300)])
   if (chance(0.05)) headers.authorization = pick(['Bearer ', `Bearer ${randomUUID()}`, 'Basic x', 'Bearer'])
   const route = random()
@@ -153,7 +237,18 @@ function randomRequest(): InjectOptions {
   }
   return {
     method: pick(['GET', 'POST', 'PUT', 'PATCH', 'OPTIONS', 'DELETE'] as const),
-    url: pick(['/', '/v2', '/v2/payments/', '/v3/payments', '/healthz?x=%00', '/readyz', '/v2/payments?secret_id=1', '/ADMIN/accounts', '//v2//payments', `/${randomUUID()}`]),
+    url: pick([
+      '/',
+      '/v2',
+      '/v2/payments/',
+      '/v3/payments',
+      '/healthz?x=%00',
+      '/readyz',
+      '/v2/payments?secret_id=1',
+      '/ADMIN/accounts',
+      '//v2//payments',
+      `/${randomUUID()}`,
+    ]),
     headers,
     payload: chance(0.5) ? randomBody() : undefined,
   } as InjectOptions
@@ -188,7 +283,12 @@ describe('fuzz', () => {
       const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`
       const inPayload = `{"payload":{"a":${nested}}}`
       for (const payload of [nested, inPayload, `{"payload":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`]) {
-        const res = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload, headers: { 'content-type': 'application/json' } })
+        const res = await service.api(apiKey, {
+          method: 'POST',
+          url: '/v2/payments',
+          payload,
+          headers: { 'content-type': 'application/json' },
+        })
         assertWellFormed(res, payload.slice(0, 50))
       }
     }
@@ -204,14 +304,28 @@ describe('logs', () => {
     assert.equal(created.statusCode, 201)
     assert.equal((await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secret}` })).statusCode, 200)
     assert.equal((await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secret}?x=${secret}` })).statusCode, 200)
-    await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: `{"secret_id":"${secret}",`, headers: { 'content-type': 'application/json' } })
+    await service.api(apiKey, {
+      method: 'POST',
+      url: '/v2/payments',
+      payload: `{"secret_id":"${secret}",`,
+      headers: { 'content-type': 'application/json' },
+    })
     await service.api(`${apiKey}-wrong`, { method: 'GET', url: `/v2/payments/${secret}` })
     // Paths that are not the canonical route's (404s) are logged without the secret as well.
-    for (const url of [`//v2/payments/${secret}/deliveries`, `/v2//payments/${secret}`, `/v2/payments/${secret}/nope`,
-      `/V2/payments/${secret}`, `/v2/payment/${secret}`, `/v2/payments/%2F${secret}`, `/x/${secret}?${secret}=${secret}`]) {
+    for (const url of [
+      `//v2/payments/${secret}/deliveries`,
+      `/v2//payments/${secret}`,
+      `/v2/payments/${secret}/nope`,
+      `/V2/payments/${secret}`,
+      `/v2/payment/${secret}`,
+      `/v2/payments/%2F${secret}`,
+      `/x/${secret}?${secret}=${secret}`,
+    ]) {
       await service.api(apiKey, { method: 'GET', url })
     }
-    const key = (await service.admin({ method: 'POST', url: `/admin/accounts/${(await service.newAccount('logs')).accountId}/api-keys` })).json<{ key: string }>().key
+    const key = (
+      await service.admin({ method: 'POST', url: `/admin/accounts/${(await service.newAccount('logs')).accountId}/api-keys` })
+    ).json<{ key: string }>().key
     secrets.add(key)
     const failed = await service.api(apiKey, { method: 'GET', url: '/test/boom' })
     assert.equal(failed.statusCode, 500)
@@ -219,8 +333,14 @@ describe('logs', () => {
     assert.equal(failed.body.includes('unexpected failure'), false, 'the error itself stays in the log')
 
     const text = logLines.join('\n')
-    assert.ok(logLines.some((line) => line.includes('"incoming request"') && line.includes('/v2/payments/')), 'request lines are logged')
-    assert.ok(logLines.some((line) => line.includes('unexpected failure')), 'the unexpected error is logged')
+    assert.ok(
+      logLines.some((line) => line.includes('"incoming request"') && line.includes('/v2/payments/')),
+      'request lines are logged',
+    )
+    assert.ok(
+      logLines.some((line) => line.includes('unexpected failure')),
+      'the unexpected error is logged',
+    )
     assert.ok(secrets.size > 5)
     for (const value of secrets) {
       assert.equal(text.includes(value), false, `a log line holds ${value.slice(0, 6)}…: ${logLines.find((l) => l.includes(value))}`)

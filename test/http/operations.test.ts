@@ -36,7 +36,11 @@ describe('admin API', () => {
       { authorization: `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}` },
     ]
     for (const headers of attempts) {
-      assertProblem(await service.app.inject({ method: 'POST', url: '/admin/accounts', payload: { name: 'x' }, headers }), 401, 'UNAUTHORIZED')
+      assertProblem(
+        await service.app.inject({ method: 'POST', url: '/admin/accounts', payload: { name: 'x' }, headers }),
+        401,
+        'UNAUTHORIZED',
+      )
       assertProblem(await service.app.inject({ method: 'GET', url: '/admin/accounts', headers }), 401, 'UNAUTHORIZED')
     }
   })
@@ -48,7 +52,11 @@ describe('admin API', () => {
     assert.equal(account.name, 'Shop One')
     assert.match(account.id, /^[0-9a-f-]{36}$/)
 
-    const keyRes = await service.admin({ method: 'POST', url: `/admin/accounts/${account.id}/api-keys`, headers: { 'content-type': 'application/json' } })
+    const keyRes = await service.admin({
+      method: 'POST',
+      url: `/admin/accounts/${account.id}/api-keys`,
+      headers: { 'content-type': 'application/json' },
+    })
     assert.equal(keyRes.statusCode, 201, keyRes.body)
     const key = keyRes.json<{ id: string; key: string }>()
     assert.ok(key.key.length >= 30)
@@ -56,7 +64,10 @@ describe('admin API', () => {
     const listed = await service.admin({ method: 'GET', url: `/admin/accounts/${account.id}/api-keys` })
     assert.equal(listed.statusCode, 200)
     assert.equal(listed.body.includes(key.key), false)
-    assert.deepEqual(listed.json<{ id: string; revoked_at: null }[]>().map((k) => [k.id, k.revoked_at]), [[key.id, null]])
+    assert.deepEqual(
+      listed.json<{ id: string; revoked_at: null }[]>().map((k) => [k.id, k.revoked_at]),
+      [[key.id, null]],
+    )
 
     const accounts = await service.admin({ method: 'GET', url: '/admin/accounts' })
     assert.ok(accounts.json<{ id: string }[]>().some((a) => a.id === account.id))
@@ -65,7 +76,11 @@ describe('admin API', () => {
     assert.equal(ok.statusCode, 201, ok.body)
 
     // Clients send Content-Type: application/json on every request, DELETE included.
-    const revoked = await service.admin({ method: 'DELETE', url: `/admin/api-keys/${key.id}`, headers: { 'content-type': 'application/json' } })
+    const revoked = await service.admin({
+      method: 'DELETE',
+      url: `/admin/api-keys/${key.id}`,
+      headers: { 'content-type': 'application/json' },
+    })
     assert.equal(revoked.statusCode, 204, revoked.body)
     assertProblem(await service.api(key.key, { method: 'POST', url: '/v2/payments', payload: createBody() }), 401, 'UNAUTHORIZED')
     const after = await service.admin({ method: 'GET', url: `/admin/accounts/${account.id}/api-keys` })
@@ -76,7 +91,10 @@ describe('admin API', () => {
     assertFieldError(await service.admin({ method: 'POST', url: '/admin/accounts', payload: {} }), 'name')
     assertFieldError(await service.admin({ method: 'POST', url: '/admin/accounts', payload: { name: '   ' } }), 'name')
     assertFieldError(await service.admin({ method: 'POST', url: '/admin/accounts', payload: { name: 5 } }), 'name')
-    assertFieldError(await service.admin({ method: 'POST', url: '/admin/accounts', payload: '[1]', headers: { 'content-type': 'application/json' } }), '')
+    assertFieldError(
+      await service.admin({ method: 'POST', url: '/admin/accounts', payload: '[1]', headers: { 'content-type': 'application/json' } }),
+      '',
+    )
     assertProblem(await service.admin({ method: 'POST', url: '/admin/accounts/no-such-account/api-keys' }), 404, 'NOT_FOUND')
     assertProblem(await service.admin({ method: 'GET', url: '/admin/accounts/no-such-account/api-keys' }), 404, 'NOT_FOUND')
     assertProblem(await service.admin({ method: 'DELETE', url: '/admin/api-keys/no-such-key' }), 404, 'NOT_FOUND')
@@ -86,7 +104,11 @@ describe('admin API', () => {
   test('without PAYWATCH_ADMIN_TOKEN the admin API does not exist (404)', async () => {
     const bare = await startTestService({ env: { PAYWATCH_ADMIN_TOKEN: '' }, background: false })
     try {
-      for (const [method, url] of [['POST', '/admin/accounts'], ['GET', '/admin/accounts'], ['DELETE', '/admin/api-keys/x']] as const) {
+      for (const [method, url] of [
+        ['POST', '/admin/accounts'],
+        ['GET', '/admin/accounts'],
+        ['DELETE', '/admin/api-keys/x'],
+      ] as const) {
         assertProblem(await bare.app.inject({ method, url, headers: { authorization: 'Bearer ' } }), 404, 'NOT_FOUND')
         assertProblem(await bare.admin({ method, url }), 404, 'NOT_FOUND')
       }
@@ -108,7 +130,10 @@ describe('operations endpoints', () => {
     assert.equal(res.statusCode, 200, res.body)
     const body = res.json<{ status: string; database: { ok: boolean }; chains: { name: string; ok: boolean; head: string }[] }>()
     assert.equal(body.database.ok, true)
-    assert.deepEqual(body.chains.map((c) => [c.name, c.ok]), [['ethereum', true]])
+    assert.deepEqual(
+      body.chains.map((c) => [c.name, c.ok]),
+      [['ethereum', true]],
+    )
     assert.match(body.chains[0]!.head, /^\d+$/)
   })
 
@@ -134,8 +159,9 @@ describe('operations endpoints', () => {
     assert.ok(doc.paths['/v2/payments/{secret_id}']?.get, 'GET /v2/payments/{secret_id}')
     assert.ok(doc.components?.securitySchemes?.apiKey)
     const create = doc.paths['/v2/payments']!.post!
-    const body = (create.requestBody as { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> })
-      .content['application/json']!.schema
+    const body = (
+      create.requestBody as { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> }
+    ).content['application/json']!.schema
     for (const field of ['blockchain', 'sender', 'nonce', 'receiver', 'token', 'amount', 'after_block']) {
       assert.ok(body.properties[field], `request body documents ${field}`)
       assert.ok(body.required.includes(field), `${field} required`)
@@ -150,7 +176,10 @@ describe('operations endpoints', () => {
         assert.ok(operation.tags?.length, `${method.toUpperCase()} ${path} has tags`)
         assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${method.toUpperCase()} ${path} has responses`)
         for (const name of path.match(/\{[^}]+\}/g) ?? []) {
-          assert.ok(operation.parameters?.some((p) => p.in === 'path' && `{${p.name}}` === name), `${path}: ${name} declared`)
+          assert.ok(
+            operation.parameters?.some((p) => p.in === 'path' && `{${p.name}}` === name),
+            `${path}: ${name} declared`,
+          )
         }
       }
     }
@@ -200,7 +229,11 @@ describe('with the chain RPC down', () => {
     // The native token needs no RPC; an ERC-20 whose decimals are not cached does.
     const native = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: createBody() })
     assert.equal(native.statusCode, 201, native.body)
-    const token = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: createBody({ token: '0x00000000000000000000000000000000000000aa' }) })
+    const token = await service.api(apiKey, {
+      method: 'POST',
+      url: '/v2/payments',
+      payload: createBody({ token: '0x00000000000000000000000000000000000000aa' }),
+    })
     assertProblem(token, 503, 'CHAIN_UNAVAILABLE')
     assert.ok(Number(token.headers['retry-after']) > 0)
   })

@@ -63,7 +63,9 @@ export function assertProblem(res: LightMyRequestResponse, status: number, code:
 export function assertFieldError(res: LightMyRequestResponse, path: string): Problem {
   const body = assertProblem(res, 400, 'VALIDATION_FAILED')
   assert.ok(Array.isArray(body.errors), `errors[] missing: ${res.body}`)
-  assert.ok(body.errors!.some((e) => e.path === path && typeof e.message === 'string' && e.message.length > 0),
-    `expected an error on path "${path}": ${res.body}`)
+  assert.ok(
+    body.errors!.some((e) => e.path === path && typeof e.message === 'string' && e.message.length > 0),
+    `expected an error on path "${path}": ${res.body}`,
+  )
   return body
 }

@@ -29,22 +29,66 @@ const post = (body: unknown, key = apiKey) => service.api(key, { method: 'POST',
 const get = (secret: string, key = apiKey) => service.api(key, { method: 'GET', url: `/v2/payments/${encodeURIComponent(secret)}` })
 
 const CURRENT_FIELDS = [
-  'status', 'blockchain', 'transaction', 'sender', 'nonce', 'receiver', 'token', 'decimals', 'commitment', 'confirmations',
-  'after_block', 'amount', 'fee_amount', 'fee_receiver', 'payload', 'secret_id', 'callback', 'release', 'forward_to',
-  'forward_on_failure', 'confirmed_at', 'created_at', 'updated_at',
+  'status',
+  'blockchain',
+  'transaction',
+  'sender',
+  'nonce',
+  'receiver',
+  'token',
+  'decimals',
+  'commitment',
+  'confirmations',
+  'after_block',
+  'amount',
+  'fee_amount',
+  'fee_receiver',
+  'payload',
+  'secret_id',
+  'callback',
+  'release',
+  'forward_to',
+  'forward_on_failure',
+  'confirmed_at',
+  'created_at',
+  'updated_at',
 ]
 const EARLIER_FIELDS = [
-  'status', 'blockchain', 'transaction', 'sender', 'nonce', 'receiver', 'token', 'confirmations', 'after_block', 'amount',
-  'payload', 'uuid', 'callback', 'release', 'forward_to', 'forward_on_failure', 'confirmed_at', 'created_at', 'updated_at',
+  'status',
+  'blockchain',
+  'transaction',
+  'sender',
+  'nonce',
+  'receiver',
+  'token',
+  'confirmations',
+  'after_block',
+  'amount',
+  'payload',
+  'uuid',
+  'callback',
+  'release',
+  'forward_to',
+  'forward_on_failure',
+  'confirmed_at',
+  'created_at',
+  'updated_at',
 ]
 
 describe('current shape', () => {
   test('a trace: every field of the full record, defaults, echoed forms', async () => {
     const secret = randomUUID()
-    const res = await post(createBody({
-      secret_id: secret, sender: SENDER.toLowerCase(), receiver: RECEIVER.toUpperCase().replace('0X', '0x'),
-      token: NATIVE.toLowerCase(), nonce: 7, after_block: 12_345, amount: '0001.2500',
-    }))
+    const res = await post(
+      createBody({
+        secret_id: secret,
+        sender: SENDER.toLowerCase(),
+        receiver: RECEIVER.toUpperCase().replace('0X', '0x'),
+        token: NATIVE.toLowerCase(),
+        nonce: 7,
+        after_block: 12_345,
+        amount: '0001.2500',
+      }),
+    )
     assert.equal(res.statusCode, 201, res.body)
     assert.match(String(res.headers['content-type']), /^application\/json/)
     const record = res.json()
@@ -83,11 +127,19 @@ describe('current shape', () => {
 
   test('optional fields are stored and echoed', async () => {
     const payload = { order: 'A-1', nested: { list: [1, 'two', null], ok: true }, unicode: 'zahlung ✓ 支付' }
-    const res = await post(createBody({
-      transaction: TX_HASH, commitment: 'finalized', payload, forward_to: 'https://shop.example/thanks',
-      forward_on_failure: false, fee_amount: '0.010', fee_receiver: FEE_RECEIVER.toLowerCase(), nonce: '18446744073709551615',
-      after_block: '99999999999',
-    }))
+    const res = await post(
+      createBody({
+        transaction: TX_HASH,
+        commitment: 'finalized',
+        payload,
+        forward_to: 'https://shop.example/thanks',
+        forward_on_failure: false,
+        fee_amount: '0.010',
+        fee_receiver: FEE_RECEIVER.toLowerCase(),
+        nonce: '18446744073709551615',
+        after_block: '99999999999',
+      }),
+    )
     assert.equal(res.statusCode, 201, res.body)
     const record = res.json()
     assert.equal(record.transaction, TX_HASH)
@@ -162,7 +214,13 @@ describe('idempotency', () => {
   test('a repeat naming the same payment in other letter case or digits is the same payment', async () => {
     const body = createBody({ amount: '2.5', nonce: 501 })
     const first = await post(body)
-    const second = await post({ ...body, sender: SENDER.toLowerCase(), amount: '2.50', nonce: '501', token: NATIVE.toUpperCase().replace('0X', '0x') })
+    const second = await post({
+      ...body,
+      sender: SENDER.toLowerCase(),
+      amount: '2.50',
+      nonce: '501',
+      token: NATIVE.toUpperCase().replace('0X', '0x'),
+    })
     assert.equal(first.statusCode, 201)
     assert.equal(second.statusCode, 200, second.body)
     assert.deepEqual(second.json(), first.json())
@@ -182,7 +240,11 @@ describe('conflicts → 409 CONFLICT', () => {
     const body = createBody()
     assert.equal((await post(body)).statusCode, 201)
     assertProblem(await post({ ...body, secret_id: randomUUID() }), 409, 'CONFLICT')
-    assertProblem(await post({ ...body, secret_id: undefined, uuid: randomUUID(), transaction: TX_HASH, confirmations: 1 }), 409, 'CONFLICT')
+    assertProblem(
+      await post({ ...body, secret_id: undefined, uuid: randomUUID(), transaction: TX_HASH, confirmations: 1 }),
+      409,
+      'CONFLICT',
+    )
   })
 
   test('the same secret_id with other payment fields', async () => {

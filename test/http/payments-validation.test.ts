@@ -115,7 +115,11 @@ describe('each invalid value → 400 VALIDATION_FAILED with its path', () => {
     ['fee_receiver without fee_amount', { fee_receiver: '0x90F79bf6EB2c4f870365E785982E1f101E93b906' }, 'fee_amount'],
     ['secret_id together with uuid', { uuid: 'other' }, 'uuid'],
     ['amount beyond any uint256 amount', { amount: `1${'0'.repeat(60)}` }, 'amount'],
-    ['fee_amount beyond any uint256 amount', { fee_amount: `1${'0'.repeat(60)}`, fee_receiver: '0x90F79bf6EB2c4f870365E785982E1f101E93b906' }, 'fee_amount'],
+    [
+      'fee_amount beyond any uint256 amount',
+      { fee_amount: `1${'0'.repeat(60)}`, fee_receiver: '0x90F79bf6EB2c4f870365E785982E1f101E93b906' },
+      'fee_amount',
+    ],
     ['integration_id too long', { integration_id: 'i'.repeat(129) }, 'integration_id'],
     ['a NUL character in payload', { payload: { note: 'a\u0000b' } }, 'payload.note'],
     ['an unpaired surrogate in payload', { payload: { note: 'a\ud800b' } }, 'payload.note'],
@@ -252,8 +256,11 @@ describe('request-level errors', () => {
       const body = assertProblem(await post(createBody(), { 'x-api-version': version }), 400, 'UNSUPPORTED_API_VERSION')
       assert.match(body.detail, /2025-10/)
     }
-    assertProblem(await service.api(apiKey, { method: 'GET', url: '/v2/payments/x', headers: { 'x-api-version': '1999-01' } }),
-      400, 'UNSUPPORTED_API_VERSION')
+    assertProblem(
+      await service.api(apiKey, { method: 'GET', url: '/v2/payments/x', headers: { 'x-api-version': '1999-01' } }),
+      400,
+      'UNSUPPORTED_API_VERSION',
+    )
   })
 })
 
@@ -268,7 +275,12 @@ describe('authentication', () => {
   })
 
   test('authentication comes before validation and rate limits: no hint to an unauthenticated caller', async () => {
-    const res = await service.app.inject({ method: 'POST', url: '/v2/payments', payload: '{bad', headers: { 'content-type': 'application/json' } })
+    const res = await service.app.inject({
+      method: 'POST',
+      url: '/v2/payments',
+      payload: '{bad',
+      headers: { 'content-type': 'application/json' },
+    })
     assertProblem(res, 401, 'UNAUTHORIZED')
     assert.equal(res.headers['ratelimit-limit'], undefined)
   })

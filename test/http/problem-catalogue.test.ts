@@ -10,7 +10,8 @@ import { startTestService, type TestService } from '../support/service.ts'
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [])
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  )
 
 /** Every problem code src/ names: `problem('CODE'`, `new HttpProblem(status, 'CODE'`, and `['CODE', 'detail']` tables. */
 function thrownCodes(): { file: string; code: string; status?: number }[] {
@@ -26,9 +27,20 @@ function thrownCodes(): { file: string; code: string; status?: number }[] {
 
 /** The titles clients have been sent for each status (the reason phrases of RFC 9110). */
 const TITLES: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict',
-  413: 'Content Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 426: 'Upgrade Required', 429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 }
 
 describe('problem catalogue', () => {
@@ -40,7 +52,9 @@ describe('problem catalogue', () => {
       assert.ok(known, `${file}: ${code} is not in src/http/problem.ts`)
       if (status !== undefined) assert.equal(status, known.status, `${file}: ${code} thrown with ${status}, catalogued as ${known.status}`)
     }
-    const outside = sourceFiles('src').filter((file) => !file.endsWith(join('http', 'problem.ts')) && /new HttpProblem\(/.test(readFileSync(file, 'utf8')))
+    const outside = sourceFiles('src').filter(
+      (file) => !file.endsWith(join('http', 'problem.ts')) && /new HttpProblem\(/.test(readFileSync(file, 'utf8')),
+    )
     assert.deepEqual(outside, [], 'problems are built by name through the catalogue')
   })
 
@@ -49,13 +63,25 @@ describe('problem catalogue', () => {
       assert.equal(title, TITLES[status], `${code}: title of ${status}`)
       const errors = [{ path: 'amount', message: 'is required' }]
       const body = problemBody(problem(code as ProblemCode, 'the detail', { errors }))
-      assert.equal(JSON.stringify(body), JSON.stringify({
-        type: `urn:paywatch:problem:${code.toLowerCase().replace(/_/g, '-')}`, title, status, detail: 'the detail', code, errors,
-      }))
+      assert.equal(
+        JSON.stringify(body),
+        JSON.stringify({
+          type: `urn:paywatch:problem:${code.toLowerCase().replace(/_/g, '-')}`,
+          title,
+          status,
+          detail: 'the detail',
+          code,
+          errors,
+        }),
+      )
     }
     // A framework 4xx passed through keeps its own status and that status's title.
     assert.deepEqual(problemBody(problem('BAD_REQUEST', 'x', { status: 405 })), {
-      type: 'urn:paywatch:problem:bad-request', title: 'Method Not Allowed', status: 405, detail: 'x', code: 'BAD_REQUEST',
+      type: 'urn:paywatch:problem:bad-request',
+      title: 'Method Not Allowed',
+      status: 405,
+      detail: 'x',
+      code: 'BAD_REQUEST',
     })
     // A problem built outside the catalogue still gets its status's title.
     assert.equal(problemBody(new HttpProblem(404, 'SOMETHING_NEW', 'x')).title, 'Not Found')
@@ -71,12 +97,17 @@ describe('/openapi.json documents the problems of every route from the catalogue
     await service?.close()
   })
 
-  type Responses = Record<string, { description?: string; content?: Record<string, { schema?: { properties?: { code?: { enum?: string[] } } } }> }>
+  type Responses = Record<
+    string,
+    { description?: string; content?: Record<string, { schema?: { properties?: { code?: { enum?: string[] } } } }> }
+  >
   const codesOf = (responses: Responses, status: string): string[] | undefined =>
     responses[status]?.content?.['application/json']?.schema?.properties?.code?.enum
 
   test('every error response is a problem whose codes are catalogued at that status', async () => {
-    const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { responses: Responses }>> }>()
+    const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<string, Record<string, { responses: Responses }>>
+    }>()
     let documented = 0
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(item)) {

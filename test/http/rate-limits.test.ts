@@ -54,7 +54,11 @@ describe('one node', () => {
   before(async () => {
     ;[defaults, tuned] = await Promise.all([
       startTestService({ background: false }),
-      startTestService({ background: false, env: { PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_DAILY: '25' }, app: { apiPlugins: [gate.plugin] } }),
+      startTestService({
+        background: false,
+        env: { PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_DAILY: '25' },
+        app: { apiPlugins: [gate.plugin] },
+      }),
     ])
   })
   after(async () => {
@@ -76,7 +80,10 @@ describe('one node', () => {
       assert.ok(elapsed <= 700, `ten requests took ${elapsed} ms in every round`)
       const codes = responses.map((r) => r.statusCode)
       assert.deepEqual(codes, [...Array<number>(9).fill(404), 429])
-      assert.deepEqual(responses.slice(0, 9).map((r) => r.headers['ratelimit-remaining']), ['8', '7', '6', '5', '4', '3', '2', '1', '0'])
+      assert.deepEqual(
+        responses.slice(0, 9).map((r) => r.headers['ratelimit-remaining']),
+        ['8', '7', '6', '5', '4', '3', '2', '1', '0'],
+      )
       for (const res of responses.slice(0, 9)) assert.equal(res.headers['ratelimit-limit'], '10')
       assertLimited(responses[9]!, 10)
       assert.equal(responses[9]!.headers['retry-after'], '1')
@@ -101,7 +108,10 @@ describe('one node', () => {
     assert.equal((await ping(tuned, other.apiKey)).statusCode, 404)
 
     gate.open()
-    assert.deepEqual((await Promise.all(held)).map((r) => r.statusCode), Array<number>(10).fill(200))
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.statusCode),
+      Array<number>(10).fill(200),
+    )
     assert.equal((await ping(tuned, apiKey)).statusCode, 404)
   })
 
@@ -109,9 +119,19 @@ describe('one node', () => {
     const { apiKey } = await tuned.newAccount('daily')
     const responses = await Promise.all(Array.from({ length: 5 }, () => ping(tuned, apiKey)))
     for (let i = 0; i < 20; i++) responses.push(await ping(tuned, apiKey))
-    assert.deepEqual(responses.map((r) => r.statusCode), Array<number>(25).fill(404))
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      Array<number>(25).fill(404),
+    )
     // Near the end of the day's budget the headers describe it rather than the per-second window.
-    assert.deepEqual(responses.slice(-3).map((r) => [r.headers['ratelimit-limit'], r.headers['ratelimit-remaining']]), [['25', '2'], ['25', '1'], ['25', '0']])
+    assert.deepEqual(
+      responses.slice(-3).map((r) => [r.headers['ratelimit-limit'], r.headers['ratelimit-remaining']]),
+      [
+        ['25', '2'],
+        ['25', '1'],
+        ['25', '0'],
+      ],
+    )
     assert.ok(Number(responses[24]!.headers['ratelimit-reset']) > 86_000)
     const refused = await ping(tuned, apiKey)
     const problem = assertProblem(refused, 429, 'RATE_LIMITED')
@@ -171,7 +191,10 @@ describe('two nodes sharing one Redis', { skip: redisSkip }, () => {
     assertLimited(await second.api(apiKey, { method: 'GET', url: '/test/slow' }), 10)
     assertLimited(await first.api(apiKey, { method: 'GET', url: '/test/slow' }), 10)
     for (const gate of gates) gate.open()
-    assert.deepEqual((await Promise.all(held)).map((r) => r.statusCode), Array<number>(10).fill(200))
+    assert.deepEqual(
+      (await Promise.all(held)).map((r) => r.statusCode),
+      Array<number>(10).fill(200),
+    )
     // Freed on both nodes.
     assert.equal((await ping(second, apiKey)).statusCode, 404)
   })
@@ -180,7 +203,10 @@ describe('two nodes sharing one Redis', { skip: redisSkip }, () => {
     // 10 held + 2 refused + 1 ping were counted above (refusals still count), so 30 - 13 = 17 remain.
     const used: LightMyRequestResponse[] = []
     for (let i = 0; i < 17; i++) used.push(await ping(i % 2 ? second : first, apiKey))
-    assert.deepEqual(used.map((r) => r.statusCode), Array<number>(17).fill(404))
+    assert.deepEqual(
+      used.map((r) => r.statusCode),
+      Array<number>(17).fill(404),
+    )
     const refused = await ping(second, apiKey)
     assertProblem(refused, 429, 'RATE_LIMITED')
     assert.equal(refused.headers['ratelimit-limit'], '30')

@@ -9,7 +9,10 @@ let service: TestService
 let port: number
 let apiKey: string
 before(async () => {
-  service = await startTestService({ env: { PAYWATCH_REQUEST_TIMEOUT: '1', PAYWATCH_RATE_PARALLEL: '3', PAYWATCH_RATE_RPS: '1000' }, background: false })
+  service = await startTestService({
+    env: { PAYWATCH_REQUEST_TIMEOUT: '1', PAYWATCH_RATE_PARALLEL: '3', PAYWATCH_RATE_RPS: '1000' },
+    background: false,
+  })
   port = Number(new URL(await service.listen()).port)
   apiKey = (await service.newAccount()).apiKey
 })
@@ -23,8 +26,10 @@ const bodyHead = (key: string) =>
 /** Bounds how long the test waits for the server to act; the service's own limit is 1 s. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout
-  return Promise.race([promise, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still open after ${ms} ms`)), ms)))])
-    .finally(() => clearTimeout(timer))
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still open after ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer))
 }
 
 test('a trickled body is answered 408 problem+json and the connection closed', async () => {
@@ -49,7 +54,7 @@ test('trickled headers are answered 408 and the connection closed', async () => 
   }
 })
 
-test('trickling requests hold none of the key\'s parallel slots, before or after their time-out', async () => {
+test("trickling requests hold none of the key's parallel slots, before or after their time-out", async () => {
   const slow = await Promise.all([1, 2, 3, 4].map(() => trickle(port, bodyHead(apiKey))))
   try {
     // The bodies are still arriving: the key's own requests are served.

@@ -17,11 +17,18 @@ after(async () => {
 test('creates a native payment tracking', async () => {
   const { apiKey } = await service.newAccount()
   const res = await service.api(apiKey, {
-    method: 'POST', url: '/v2/payments',
+    method: 'POST',
+    url: '/v2/payments',
     payload: {
-      blockchain: 'ethereum', sender: anvil.accounts[1]!.address, nonce: 0, receiver: anvil.accounts[2]!.address,
-      token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', amount: '1.0', after_block: 0,
-      secret_id: 'abc-123', callback: 'https://example.com/cb',
+      blockchain: 'ethereum',
+      sender: anvil.accounts[1]!.address,
+      nonce: 0,
+      receiver: anvil.accounts[2]!.address,
+      token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+      amount: '1.0',
+      after_block: 0,
+      secret_id: 'abc-123',
+      callback: 'https://example.com/cb',
     },
   })
   assert.equal(res.statusCode, 201, res.body)

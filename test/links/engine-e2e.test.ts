@@ -20,14 +20,21 @@ let accessToken: string
 before(async () => {
   anvil = await startAnvil({ noMining: true })
   service = await startTestService({
-    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, pollingIntervalMs: 50 } }, env: HIGH_LIMITS,
+    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, pollingIntervalMs: 50 } },
+    env: HIGH_LIMITS,
   })
   merchant = await service.newAccount('merchant')
   developer = await service.newAccount('developer')
   linkId = await createLink(service, merchant.accountId)
   await connectShop(service, merchant.accountId, 'merchant.myshopify.com')
-  const app = (await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: { name: 'Reports' } })).json().id
-  const grant = await service.admin({ method: 'POST', url: `/admin/apps/${app}/grants`, payload: { account_id: merchant.accountId, scopes: ['payments.read', 'checkouts.shopify.read'] } })
+  const app = (
+    await service.admin({ method: 'POST', url: `/admin/accounts/${developer.accountId}/apps`, payload: { name: 'Reports' } })
+  ).json().id
+  const grant = await service.admin({
+    method: 'POST',
+    url: `/admin/apps/${app}/grants`,
+    payload: { account_id: merchant.accountId, scopes: ['payments.read', 'checkouts.shopify.read'] },
+  })
   accessToken = grant.json().access_token
 })
 after(async () => {
@@ -67,8 +74,16 @@ function completions(secretIds: string[], timeoutMs = 60_000): Promise<Map<strin
 async function register(fields: Record<string, unknown>): Promise<string> {
   const secretId = `e2e-${randomBytes(8).toString('hex')}`
   const res = await service.api(merchant.apiKey, {
-    method: 'POST', url: '/v2/payments',
-    payload: { blockchain: 'ethereum', token: NATIVE, after_block: Number(await anvil.publicClient.getBlockNumber()), secret_id: secretId, callback: 'https://example.com/callback', ...fields },
+    method: 'POST',
+    url: '/v2/payments',
+    payload: {
+      blockchain: 'ethereum',
+      token: NATIVE,
+      after_block: Number(await anvil.publicClient.getBlockNumber()),
+      secret_id: secretId,
+      callback: 'https://example.com/callback',
+      ...fields,
+    },
   })
   assert.equal(res.statusCode, 201, res.body)
   return secretId
@@ -81,26 +96,52 @@ test('link payments mined in one block: judged by the engine, paged without skip
   for (let i = 0; i < 12; i++) {
     const receiver = randomAddress()
     const hash = await sendPending(payer, receiver, '0.01', first + i)
-    secretIds.push(await register({ link_id: linkId, sender: payer.address, nonce: first + i, receiver, amount: '0.01', transaction: hash, payload: { n: i } }))
+    secretIds.push(
+      await register({
+        link_id: linkId,
+        sender: payer.address,
+        nonce: first + i,
+        receiver,
+        amount: '0.01',
+        transaction: hash,
+        payload: { n: i },
+      }),
+    )
   }
-  assert.deepEqual((await service.api(merchant.apiKey, { method: 'GET', url: `/links/${linkId}/payments`, headers: VERSION })).json(), [], 'nothing before the block')
+  assert.deepEqual(
+    (await service.api(merchant.apiKey, { method: 'GET', url: `/links/${linkId}/payments`, headers: VERSION })).json(),
+    [],
+    'nothing before the block',
+  )
 
   const settled = completions(secretIds)
   await mine(anvil, 1)
   const done = await settled
-  assert.ok([...done.values()].every((t) => t.status === 'success'), 'every payment succeeded')
+  assert.ok(
+    [...done.values()].every((t) => t.status === 'success'),
+    'every payment succeeded',
+  )
 
   const seen: any[] = []
   let after: string | undefined
   for (const expected of [10, 2, 0]) {
-    const res = await service.api(merchant.apiKey, { method: 'GET', url: `/links/${linkId}/payments`, query: after ? { after } : {}, headers: VERSION })
+    const res = await service.api(merchant.apiKey, {
+      method: 'GET',
+      url: `/links/${linkId}/payments`,
+      query: after ? { after } : {},
+      headers: VERSION,
+    })
     assert.equal(res.statusCode, 200, res.body)
     const page = res.json<any[]>()
     assert.equal(page.length, expected)
     seen.push(...page)
     after = page.at(-1)?.confirmed_at ?? after
   }
-  assert.deepEqual(seen.map((r) => r.payload.n).sort((a, b) => a - b), Array.from({ length: 12 }, (_, i) => i), 'each payment exactly once')
+  assert.deepEqual(
+    seen.map((r) => r.payload.n).sort((a, b) => a - b),
+    Array.from({ length: 12 }, (_, i) => i),
+    'each payment exactly once',
+  )
   assert.equal(new Set(seen.map((r) => r.transaction)).size, 12)
   const earlier = (await service.api(merchant.apiKey, { method: 'GET', url: `/links/${linkId}/payments` })).json<any[]>()
   assert.equal(earlier[0].status, 'success')
@@ -113,11 +154,21 @@ test('Shopify payments judged by the engine: readable once succeeded, by the acc
   const paidTo = randomAddress()
   const shortTo = randomAddress()
   const paid = await register({
-    shop: 'merchant.myshopify.com', shopify_payment_id: 'gid://shopify/Payment/1', sender: payer.address, nonce, receiver: paidTo, amount: '0.2',
+    shop: 'merchant.myshopify.com',
+    shopify_payment_id: 'gid://shopify/Payment/1',
+    sender: payer.address,
+    nonce,
+    receiver: paidTo,
+    amount: '0.2',
     transaction: await sendPending(payer, paidTo, '0.2', nonce),
   })
   const short = await register({
-    shop: 'merchant.myshopify.com', shopify_payment_id: 'gid://shopify/Payment/2', sender: payer.address, nonce: nonce + 1, receiver: shortTo, amount: '0.2',
+    shop: 'merchant.myshopify.com',
+    shopify_payment_id: 'gid://shopify/Payment/2',
+    sender: payer.address,
+    nonce: nonce + 1,
+    receiver: shortTo,
+    amount: '0.2',
     transaction: await sendPending(payer, shortTo, '0.1', nonce + 1),
   })
   const id = encodeURIComponent('gid://shopify/Payment/1')
@@ -137,13 +188,29 @@ test('Shopify payments judged by the engine: readable once succeeded, by the acc
   assert.equal(summary.json().amount, '0.2')
   assert.equal(summary.json().confirmed_at, full.json().confirmed_at)
 
-  const viaApp = await service.api(developer.apiKey, { method: 'GET', url: `/apps/payments/shopify/${id}`, headers: { ...VERSION, authorization: `Bearer ${accessToken}` } })
+  const viaApp = await service.api(developer.apiKey, {
+    method: 'GET',
+    url: `/apps/payments/shopify/${id}`,
+    headers: { ...VERSION, authorization: `Bearer ${accessToken}` },
+  })
   assert.equal(viaApp.statusCode, 200, viaApp.body)
   assert.equal(viaApp.json().transaction, full.json().transaction)
-  const shops = await service.api(developer.apiKey, { method: 'GET', url: '/apps/checkouts/shopify', headers: { ...VERSION, authorization: `Bearer ${accessToken}` } })
+  const shops = await service.api(developer.apiKey, {
+    method: 'GET',
+    url: '/apps/checkouts/shopify',
+    headers: { ...VERSION, authorization: `Bearer ${accessToken}` },
+  })
   assert.deepEqual(shops.json(), [{ shop: 'merchant.myshopify.com' }])
 
   const underpaid = encodeURIComponent('gid://shopify/Payment/2')
   assertProblem(await service.api(merchant.apiKey, { method: 'GET', url: `/v2/payments/shopify/${underpaid}` }), 404, 'NOT_FOUND')
-  assertProblem(await service.api(developer.apiKey, { method: 'GET', url: `/apps/payments/shopify/${underpaid}`, headers: { authorization: `Bearer ${accessToken}` } }), 404, 'NOT_FOUND')
+  assertProblem(
+    await service.api(developer.apiKey, {
+      method: 'GET',
+      url: `/apps/payments/shopify/${underpaid}`,
+      headers: { authorization: `Bearer ${accessToken}` },
+    }),
+    404,
+    'NOT_FOUND',
+  )
 })

@@ -15,7 +15,12 @@ const clock = manualClock(new Date('2026-03-01T10:00:00.000Z'))
 
 before(async () => {
   anvil = await startAnvil()
-  service = await startTestService({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } }, background: false, clock, env: HIGH_LIMITS })
+  service = await startTestService({
+    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } },
+    background: false,
+    clock,
+    env: HIGH_LIMITS,
+  })
   owner = await service.newAccount('merchant')
   linkId = await createLink(service, owner.accountId)
   const secrets: string[] = []
@@ -59,10 +64,17 @@ test('pages through 25 payments confirmed in one block: 10, 10, 5, none skipped 
   }
   assert.deepEqual(sizes, [10, 10, 5, 0])
   const orders = seen.map((r) => r.payload.order)
-  assert.deepEqual(orders, Array.from({ length: 25 }, (_, i) => i), 'every payment once, in confirmation order')
+  assert.deepEqual(
+    orders,
+    Array.from({ length: 25 }, (_, i) => i),
+    'every payment once, in confirmation order',
+  )
   const times = seen.map((r) => Date.parse(r.confirmed_at))
   for (let i = 1; i < times.length; i++) assert.ok(times[i]! > times[i - 1]!, 'confirmed_at strictly ascending')
-  assert.deepEqual(seen.map((r) => r.confirmed_at), settled.map((s) => s.confirmedAt))
+  assert.deepEqual(
+    seen.map((r) => r.confirmed_at),
+    settled.map((s) => s.confirmedAt),
+  )
 })
 
 test('after is strict and accepts ISO 8601 in other forms', async () => {
@@ -85,19 +97,41 @@ test('after is strict and accepts ISO 8601 in other forms', async () => {
 })
 
 test('an invalid after is a 400 naming the parameter', async () => {
-  for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', '2026-03-01T25:00:00Z', '1700000000', '', '2026-03-01T10:00:00+99:00']) {
+  for (const bad of [
+    'yesterday',
+    '2026-13-01T00:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '2026-03-01T25:00:00Z',
+    '1700000000',
+    '',
+    '2026-03-01T10:00:00+99:00',
+  ]) {
     const body = assertProblem(await page(bad), 400, 'VALIDATION_FAILED')
     assert.equal(body.errors[0].path, 'after', bad)
   }
-  const twice = await service.api(owner.apiKey, { method: 'GET', url: `/links/${linkId}/payments?after=2026-01-01&after=2026-01-02`, headers: VERSION })
+  const twice = await service.api(owner.apiKey, {
+    method: 'GET',
+    url: `/links/${linkId}/payments?after=2026-01-01&after=2026-01-02`,
+    headers: VERSION,
+  })
   assertProblem(twice, 400, 'VALIDATION_FAILED')
 })
 
 test('with x-api-version: summary records (2.2)', async () => {
   const [first] = (await page()).json<Record<string, unknown>[]>()
   assert.deepEqual(Object.keys(first!).sort(), [
-    'after_block', 'amount', 'blockchain', 'commitment', 'confirmations', 'confirmed_at', 'created_at', 'payload',
-    'receiver', 'sender', 'token', 'transaction',
+    'after_block',
+    'amount',
+    'blockchain',
+    'commitment',
+    'confirmations',
+    'confirmed_at',
+    'created_at',
+    'payload',
+    'receiver',
+    'sender',
+    'token',
+    'transaction',
   ])
   assert.deepEqual(first!.payload, { order: 0, note: 'café' })
   assert.equal(first!.after_block, '0')
@@ -112,7 +146,16 @@ test('without x-api-version: earlier records (2.3), payload as a string of JSON'
   const records = res.json<Record<string, unknown>[]>()
   assert.equal(records.length, 10)
   assert.deepEqual(Object.keys(records[0]!), [
-    'status', 'failed_reason', 'blockchain', 'transaction', 'sender', 'receiver', 'token', 'amount', 'payload', 'confirmed_at',
+    'status',
+    'failed_reason',
+    'blockchain',
+    'transaction',
+    'sender',
+    'receiver',
+    'token',
+    'amount',
+    'payload',
+    'confirmed_at',
   ])
   assert.equal(records[0]!.status, 'success')
   assert.equal(records[0]!.failed_reason, null)

@@ -24,16 +24,33 @@ test('ISO 8601 timestamps: the forms clients send', () => {
 
 test('ISO 8601 timestamps: anything else is refused', () => {
   for (const bad of [
-    '', 'now', '1700000000', '2026-3-1', '2026-03-01T10', '2026-13-01', '2026-00-10', '2026-02-29', '2026-04-31',
-    '2026-03-01T24:00:01Z', '2026-03-01T10:60:00Z', '2026-03-01T10:00:61Z', '2026-03-01T10:00:00+24:00',
-    '2026-03-01T10:00:00Z junk', ' 2026-03-01', '2026-03-01T10:00:00.Z', '+002026-03-01',
+    '',
+    'now',
+    '1700000000',
+    '2026-3-1',
+    '2026-03-01T10',
+    '2026-13-01',
+    '2026-00-10',
+    '2026-02-29',
+    '2026-04-31',
+    '2026-03-01T24:00:01Z',
+    '2026-03-01T10:60:00Z',
+    '2026-03-01T10:00:61Z',
+    '2026-03-01T10:00:00+24:00',
+    '2026-03-01T10:00:00Z junk',
+    ' 2026-03-01',
+    '2026-03-01T10:00:00.Z',
+    '+002026-03-01',
   ]) {
     assert.equal(parseIsoTimestamp(bad), undefined, JSON.stringify(bad))
   }
 })
 
 test('scopes: known names, payments.read as a synonym', () => {
-  assert.deepEqual(parseScopes(['payments.read', 'payments.read', 'checkouts.shopify.read']), { ok: true, scopes: ['payments.read', 'checkouts.shopify.read'] })
+  assert.deepEqual(parseScopes(['payments.read', 'payments.read', 'checkouts.shopify.read']), {
+    ok: true,
+    scopes: ['payments.read', 'checkouts.shopify.read'],
+  })
   for (const bad of [[], 'payments.read', ['payments.write'], [1], null]) assert.equal(parseScopes(bad).ok, false, JSON.stringify(bad))
   assert.equal(grantsScope(['payments.read'], 'payments.shopify.read'), true)
   assert.equal(grantsScope(['payments.shopify.read'], 'payments.shopify.read'), true)

@@ -11,7 +11,11 @@ let bob: Account
 
 before(async () => {
   anvil = await startAnvil()
-  service = await startTestService({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } }, background: false, env: HIGH_LIMITS })
+  service = await startTestService({
+    chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId } },
+    background: false,
+    env: HIGH_LIMITS,
+  })
   alice = await service.newAccount('alice')
   bob = await service.newAccount('bob')
   await connectShop(service, alice.accountId, 'alice.myshopify.com')
@@ -21,7 +25,8 @@ after(async () => {
   await anvil?.stop()
 })
 
-const get = (account: Account, url: string, headers: Record<string, string> = {}) => service.api(account.apiKey, { method: 'GET', url, headers })
+const get = (account: Account, url: string, headers: Record<string, string> = {}) =>
+  service.api(account.apiKey, { method: 'GET', url, headers })
 
 test('admin: links and shops are created, listed and removed', async () => {
   const link = await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/links` })
@@ -29,7 +34,10 @@ test('admin: links and shops are created, listed and removed', async () => {
   const linkId = link.json().id
   assert.equal(typeof linkId, 'string')
   const listed = await service.admin({ method: 'GET', url: `/admin/accounts/${bob.accountId}/links` })
-  assert.deepEqual(listed.json().map((l: { id: string }) => l.id), [linkId])
+  assert.deepEqual(
+    listed.json().map((l: { id: string }) => l.id),
+    [linkId],
+  )
 
   const shop = await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/shops`, payload: { shop: 'Bob.Example.com' } })
   assert.equal(shop.statusCode, 201)
@@ -37,7 +45,10 @@ test('admin: links and shops are created, listed and removed', async () => {
   const again = await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/shops`, payload: { shop: 'bob.example.com' } })
   assert.equal(again.statusCode, 200, 'connecting twice is idempotent')
   const shops = await service.admin({ method: 'GET', url: `/admin/accounts/${bob.accountId}/shops` })
-  assert.deepEqual(shops.json().map((s: { shop: string }) => s.shop), ['bob.example.com'])
+  assert.deepEqual(
+    shops.json().map((s: { shop: string }) => s.shop),
+    ['bob.example.com'],
+  )
   assert.equal((await service.admin({ method: 'DELETE', url: `/admin/accounts/${bob.accountId}/shops/bob.example.com` })).statusCode, 204)
   assertProblem(await service.admin({ method: 'DELETE', url: `/admin/accounts/${bob.accountId}/shops/bob.example.com` }), 404, 'NOT_FOUND')
   assert.deepEqual((await service.admin({ method: 'GET', url: `/admin/accounts/${bob.accountId}/shops` })).json(), [])
@@ -48,16 +59,24 @@ test('admin: bad input is a 400, unknown account a 404, no admin token a 401', a
     const res = await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/shops`, payload: { shop } })
     assert.equal(assertProblem(res, 400, 'VALIDATION_FAILED').errors[0].path, 'shop', String(shop))
   }
-  assertProblem(await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/links`, payload: { name: 7 } }), 400, 'VALIDATION_FAILED')
+  assertProblem(
+    await service.admin({ method: 'POST', url: `/admin/accounts/${bob.accountId}/links`, payload: { name: 7 } }),
+    400,
+    'VALIDATION_FAILED',
+  )
   assertProblem(await service.admin({ method: 'POST', url: '/admin/accounts/nobody/links' }), 404, 'NOT_FOUND')
   assertProblem(await service.admin({ method: 'POST', url: '/admin/accounts/nobody/shops', payload: { shop: 'a.com' } }), 404, 'NOT_FOUND')
   assertProblem(await service.app.inject({ method: 'POST', url: `/admin/accounts/${bob.accountId}/links` }), 401, 'UNAUTHORIZED')
-  assertProblem(await service.app.inject({ method: 'GET', url: `/admin/accounts/${bob.accountId}/shops`, headers: { authorization: 'Bearer nope' } }), 401, 'UNAUTHORIZED')
+  assertProblem(
+    await service.app.inject({ method: 'GET', url: `/admin/accounts/${bob.accountId}/shops`, headers: { authorization: 'Bearer nope' } }),
+    401,
+    'UNAUTHORIZED',
+  )
 })
 
-test("create: a link or shop of another account is a 404, as an unknown one", async () => {
+test('create: a link or shop of another account is a 404, as an unknown one', async () => {
   const aliceLink = await createLink(service, alice.accountId)
-  assertProblem((await service.api(bob.apiKey, { method: 'POST', url: '/v2/payments', payload: {} })), 400, 'VALIDATION_FAILED')
+  assertProblem(await service.api(bob.apiKey, { method: 'POST', url: '/v2/payments', payload: {} }), 400, 'VALIDATION_FAILED')
   const viaLink = await track(service, bob, { link_id: aliceLink })
   assert.equal(viaLink.status, 404, JSON.stringify(viaLink.body))
   assert.equal(viaLink.body.code, 'NOT_FOUND')
@@ -105,8 +124,18 @@ test('Shopify payments: only success is served, in the documented shapes', async
   const summary = await get(alice, '/payments/shopify/order-1001', VERSION)
   assert.equal(summary.statusCode, 200)
   assert.deepEqual(Object.keys(summary.json()).sort(), [
-    'after_block', 'amount', 'blockchain', 'commitment', 'confirmations', 'confirmed_at', 'created_at', 'payload',
-    'receiver', 'sender', 'token', 'transaction',
+    'after_block',
+    'amount',
+    'blockchain',
+    'commitment',
+    'confirmations',
+    'confirmed_at',
+    'created_at',
+    'payload',
+    'receiver',
+    'sender',
+    'token',
+    'transaction',
   ])
   const withoutVersion = await get(alice, '/payments/shopify/order-1001')
   assert.equal(withoutVersion.json().secret_id, paid.secretId, 'full record without x-api-version')
@@ -134,9 +163,19 @@ test('a Shopify payment id with slashes (a Shopify gid) is read URL-encoded', as
 test('every new endpoint is in the OpenAPI document', async () => {
   const doc = (await service.app.inject({ method: 'GET', url: '/openapi.json' })).json()
   for (const path of [
-    '/links/{link_id}/payments', '/v2/payments/shopify/{id}', '/payments/shopify/{id}', '/apps/payments/shopify/{id}',
-    '/apps/checkouts/shopify', '/admin/accounts/{id}/links', '/admin/links/{id}', '/admin/accounts/{id}/shops',
-    '/admin/accounts/{id}/shops/{shop}', '/admin/accounts/{id}/apps', '/admin/apps/{id}', '/admin/apps/{id}/grants', '/admin/grants/{id}',
+    '/links/{link_id}/payments',
+    '/v2/payments/shopify/{id}',
+    '/payments/shopify/{id}',
+    '/apps/payments/shopify/{id}',
+    '/apps/checkouts/shopify',
+    '/admin/accounts/{id}/links',
+    '/admin/links/{id}',
+    '/admin/accounts/{id}/shops',
+    '/admin/accounts/{id}/shops/{shop}',
+    '/admin/accounts/{id}/apps',
+    '/admin/apps/{id}',
+    '/admin/apps/{id}/grants',
+    '/admin/grants/{id}',
   ]) {
     assert.ok(doc.paths[path], `${path} documented`)
   }

@@ -20,23 +20,45 @@ export interface Account {
 }
 
 /** A pending tracking created through POST /v2/payments; `fields` adds or overrides body fields. */
-export async function track(service: TestService, account: Account, fields: Record<string, unknown> = {}): Promise<{ secretId: string; status: number; body: Record<string, any>; payload: Record<string, unknown> }> {
+export async function track(
+  service: TestService,
+  account: Account,
+  fields: Record<string, unknown> = {},
+): Promise<{ secretId: string; status: number; body: Record<string, any>; payload: Record<string, unknown> }> {
   const secretId = `s-${randomBytes(8).toString('hex')}`
   const payload = {
-    blockchain: 'ethereum', sender: randomAddress(), nonce: 0, receiver: randomAddress(), token: NATIVE,
-    amount: '0.5', after_block: 0, secret_id: secretId, callback: 'https://example.com/callback',
-    transaction: randomHash(), ...fields,
+    blockchain: 'ethereum',
+    sender: randomAddress(),
+    nonce: 0,
+    receiver: randomAddress(),
+    token: NATIVE,
+    amount: '0.5',
+    after_block: 0,
+    secret_id: secretId,
+    callback: 'https://example.com/callback',
+    transaction: randomHash(),
+    ...fields,
   }
   const res = await service.api(account.apiKey, { method: 'POST', url: '/v2/payments', payload })
   return { secretId, status: res.statusCode, body: res.json(), payload }
 }
 
 /** Moves a tracking to success (or failed) the way the chain engine does. */
-export async function settle(service: TestService, account: Account, secretId: string, at: Date, status: 'success' | 'failed' = 'success'): Promise<Tracking> {
+export async function settle(
+  service: TestService,
+  account: Account,
+  secretId: string,
+  at: Date,
+  status: 'success' | 'failed' = 'success',
+): Promise<Tracking> {
   const tracking = await findTrackingBySecret(service.database.db, account.accountId, secretId)
   assert.ok(tracking, `no tracking ${secretId}`)
-  const done = await completeTracking(service.database.db, tracking.id,
-    status === 'success' ? { status, transaction: tracking.transaction! } : { status, failedReason: 'AMOUNT_MISMATCH' }, at)
+  const done = await completeTracking(
+    service.database.db,
+    tracking.id,
+    status === 'success' ? { status, transaction: tracking.transaction! } : { status, failedReason: 'AMOUNT_MISMATCH' },
+    at,
+  )
   assert.ok(done)
   return done
 }
@@ -54,7 +76,11 @@ export async function connectShop(service: TestService, accountId: string, shop:
 }
 
 /** Asserts a problem+json answer with the given status and code; returns its body. */
-export function assertProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string; json: () => any }, status: number, code: string): Record<string, any> {
+export function assertProblem(
+  res: { statusCode: number; headers: Record<string, unknown>; body: string; json: () => any },
+  status: number,
+  code: string,
+): Record<string, any> {
   assert.equal(res.statusCode, status, res.body)
   assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
   const body = res.json()

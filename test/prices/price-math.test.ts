@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import {
-  agreedPrice, compare, holdsAtLeast, median, priceFromReserves, priceFromSqrtPriceX96, ratio, ratioToNumber, type Ratio,
+  agreedPrice,
+  compare,
+  holdsAtLeast,
+  median,
+  priceFromReserves,
+  priceFromSqrtPriceX96,
+  ratio,
+  ratioToNumber,
+  type Ratio,
 } from '../../src/domain/price-math.ts'
 
 const n = (r: Ratio | null) => (r === null ? null : ratioToNumber(r))

@@ -2,8 +2,18 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { getAddress, type Abi, type Address, type Hex } from 'viem'
 import {
-  addLiquidity, compileContracts, createPair, deployContract, deployMulticall3, deployToken, deployUniswapV2, deployWeth, mintToken, startAnvil,
-  uniswapV2PairAbi, type Anvil,
+  addLiquidity,
+  compileContracts,
+  createPair,
+  deployContract,
+  deployMulticall3,
+  deployToken,
+  deployUniswapV2,
+  deployWeth,
+  mintToken,
+  startAnvil,
+  uniswapV2PairAbi,
+  type Anvil,
 } from '../support/index.ts'
 import { manualClock } from '../support/clock.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
@@ -91,8 +101,14 @@ before(async () => {
   service = await startTestService({
     chains: {
       ethereum: {
-        rpc: [proxy.url], chainId: anvil.chainId, multicall3, wrapped: t.weth,
-        stablecoins: [t.usdc, t.dai, t.usdt, t.busd], tokens: [], uniswapV2Factories: [factory], uniswapV3Pools: v3Pools,
+        rpc: [proxy.url],
+        chainId: anvil.chainId,
+        multicall3,
+        wrapped: t.weth,
+        stablecoins: [t.usdc, t.dai, t.usdt, t.busd],
+        tokens: [],
+        uniswapV2Factories: [factory],
+        uniswapV3Pools: v3Pools,
       },
     },
     env: { PAYWATCH_RATE_RPS: '1000', PAYWATCH_RATE_PARALLEL: '100', PAYWATCH_PRICE_CACHE_MS: String(CACHE_MS) },
@@ -138,7 +154,11 @@ test('configured V3 pools are quoted from slot0, and a thin one is ignored', asy
 })
 
 test('the native placeholder in any letter case is the wrapped token', async () => {
-  for (const placeholder of ['0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE', '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', '0xEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE']) {
+  for (const placeholder of [
+    '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+    '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    '0xEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEEE',
+  ]) {
     await expectPrice(placeholder, 3030)
   }
 })
@@ -167,7 +187,10 @@ test('prices are cached for the configured time, batched, and concurrent request
   await expectPrice(t.cached, 4)
   const cold = proxy.requests.length
   assert.equal(cold, 2, 'pool discovery and reserves: two multicalls')
-  assert.deepEqual(proxy.requests.flatMap((r) => r.methods), ['eth_call', 'eth_call'])
+  assert.deepEqual(
+    proxy.requests.flatMap((r) => r.methods),
+    ['eth_call', 'eth_call'],
+  )
 
   // The pool moves (4,000 more USDC): within the cache time the old price stands, with no RPC call.
   await mintToken(anvil, t.usdc, cachedPair, units(4000, 6))
@@ -182,7 +205,10 @@ test('prices are cached for the configured time, batched, and concurrent request
   clock.advance(2)
   proxy.reset()
   const answers = await Promise.all(Array.from({ length: 5 }, () => price(t.cached)))
-  assert.deepEqual(answers.map((a) => a.body), Array(5).fill('8'))
+  assert.deepEqual(
+    answers.map((a) => a.body),
+    Array(5).fill('8'),
+  )
   assert.equal(proxy.requests.length, 2, 'one computation for five concurrent requests')
 })
 

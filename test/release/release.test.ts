@@ -11,9 +11,15 @@ let apiKey: string
 let accountId: string
 before(async () => {
   // Ethereum is tracked (its RPC is never called here: background work is off); other chains are not.
-  service = await startTestService({ background: false, env: {
-    PAYWATCH_RPC_ETHEREUM: 'http://127.0.0.1:9', PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000', PAYWATCH_RATE_DAILY: '10000000',
-  } })
+  service = await startTestService({
+    background: false,
+    env: {
+      PAYWATCH_RPC_ETHEREUM: 'http://127.0.0.1:9',
+      PAYWATCH_RATE_RPS: '100000',
+      PAYWATCH_RATE_PARALLEL: '1000',
+      PAYWATCH_RATE_DAILY: '10000000',
+    },
+  })
   ;({ apiKey, accountId } = await service.newAccount())
 })
 after(async () => {
@@ -21,9 +27,15 @@ after(async () => {
 })
 
 const bodyOf = (t: Tracking, changes: Record<string, unknown> = {}) => ({
-  blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId, ...changes,
+  blockchain: t.blockchain,
+  transaction: t.transaction,
+  sender: t.sender,
+  nonce: t.nonce.toString(),
+  secret_id: t.secretId,
+  ...changes,
 })
-const release = (payload: unknown, key = apiKey) => service.api(key, { method: 'POST', url: '/v2/payments/release', payload: payload as object })
+const release = (payload: unknown, key = apiKey) =>
+  service.api(key, { method: 'POST', url: '/v2/payments/release', payload: payload as object })
 
 /** Counts 'released' events for one tracking while `work` runs. */
 async function releasedEvents(id: string, work: () => Promise<void>): Promise<number> {
@@ -125,7 +137,9 @@ test('fields that do not name the payment: 404; addresses in any letter case mat
     const res = await release(bodyOf(t, change))
     assert.equal(res.statusCode, 404, `${JSON.stringify(change)}: ${res.body}`)
   }
-  const res = await release(bodyOf(t, { sender: getAddress(t.sender), transaction: t.transaction!.toUpperCase().replace('0X', '0x'), nonce: 7 }))
+  const res = await release(
+    bodyOf(t, { sender: getAddress(t.sender), transaction: t.transaction!.toUpperCase().replace('0X', '0x'), nonce: 7 }),
+  )
   assert.equal(res.statusCode, 200, res.body)
   assert.equal(res.json().release, true)
 })
@@ -169,19 +183,45 @@ test('every missing or malformed field is reported: 400 VALIDATION_FAILED', asyn
   const empty = await release({})
   assert.equal(empty.statusCode, 400, empty.body)
   assert.equal(empty.json().code, 'VALIDATION_FAILED')
-  assert.deepEqual(empty.json().errors.map((e: { path: string }) => e.path).sort(), ['blockchain', 'nonce', 'secret_id', 'sender', 'transaction'])
+  assert.deepEqual(
+    empty
+      .json()
+      .errors.map((e: { path: string }) => e.path)
+      .sort(),
+    ['blockchain', 'nonce', 'secret_id', 'sender', 'transaction'],
+  )
 
   const bad = await release({ blockchain: 42, transaction: '0x12', sender: 'alice', nonce: -1, secret_id: 'has spaces' })
   assert.equal(bad.statusCode, 400)
-  assert.deepEqual(bad.json().errors.map((e: { path: string }) => e.path).sort(), ['blockchain', 'nonce', 'secret_id', 'sender', 'transaction'])
+  assert.deepEqual(
+    bad
+      .json()
+      .errors.map((e: { path: string }) => e.path)
+      .sort(),
+    ['blockchain', 'nonce', 'secret_id', 'sender', 'transaction'],
+  )
 
   for (const nonce of [1.5, '0x07', true, '']) {
-    const res = await release({ blockchain: 'ethereum', transaction: randomHash(), sender: '0x1111111111111111111111111111111111111111', nonce, secret_id: 'abc' })
+    const res = await release({
+      blockchain: 'ethereum',
+      transaction: randomHash(),
+      sender: '0x1111111111111111111111111111111111111111',
+      nonce,
+      secret_id: 'abc',
+    })
     assert.equal(res.statusCode, 400, `nonce ${JSON.stringify(nonce)}`)
-    assert.deepEqual(res.json().errors.map((e: { path: string }) => e.path), ['nonce'])
+    assert.deepEqual(
+      res.json().errors.map((e: { path: string }) => e.path),
+      ['nonce'],
+    )
   }
   for (const payload of [[], 'text', null]) {
-    const res = await service.api(apiKey, { method: 'POST', url: '/v2/payments/release', payload: JSON.stringify(payload), headers: { 'content-type': 'application/json' } })
+    const res = await service.api(apiKey, {
+      method: 'POST',
+      url: '/v2/payments/release',
+      payload: JSON.stringify(payload),
+      headers: { 'content-type': 'application/json' },
+    })
     assert.equal(res.statusCode, 400, `${JSON.stringify(payload)}: ${res.body}`)
   }
 })

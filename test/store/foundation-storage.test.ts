@@ -28,11 +28,17 @@ describe('database', () => {
   test('migrations are recorded once and a second run applies nothing', async () => {
     const files = listMigrations()
     assert.ok(files.length >= 1)
-    assert.deepEqual(files.map((m) => m.version), [...files.map((m) => m.version)].sort((a, b) => a - b))
+    assert.deepEqual(
+      files.map((m) => m.version),
+      [...files.map((m) => m.version)].sort((a, b) => a - b),
+    )
     assert.deepEqual(await migrate(database.db), [])
     assert.deepEqual(await Promise.all([migrate(database.db), migrate(database.db)]), [[], []])
     const rows = await sql<{ version: number }>`SELECT version FROM schema_migrations ORDER BY version`.execute(database.db)
-    assert.deepEqual(rows.rows.map((r) => Number(r.version)), files.map((m) => m.version))
+    assert.deepEqual(
+      rows.rows.map((r) => Number(r.version)),
+      files.map((m) => m.version),
+    )
   })
 
   test('an API key is stored only as its SHA-256; the clear key is nowhere in the database', async () => {
@@ -60,7 +66,12 @@ describe('database', () => {
   test('a created tracking is returned exactly as it reads back (payload in its stored key order)', async () => {
     const account = await createAccount(database.db, 'read back')
     const payload = { zeta: 1, a: { y: 'Zoë', b: [1, 2.5] }, ab: null }
-    const created = await insertTestTracking(database.db, account.id, { payload, feeAmount: '0.25', feeReceiver: randomAddress(), nonce: 2n ** 63n })
+    const created = await insertTestTracking(database.db, account.id, {
+      payload,
+      feeAmount: '0.25',
+      feeReceiver: randomAddress(),
+      nonce: 2n ** 63n,
+    })
     const read = await findTrackingBySecret(database.db, account.id, created.secretId)
     assert.deepEqual(created, read)
     // jsonb orders keys by length, then bytes: the create answer shows what every later read shows.
@@ -117,18 +128,23 @@ describe('one tracking per payment under concurrent creates', () => {
     assert.deepEqual(codes, [...Array<number>(19).fill(200), 201])
     const created = responses.find((r) => r.statusCode === 201)!.json()
     for (const res of responses) assert.deepEqual(res.json(), created)
-    const rows = await service.database.db.selectFrom('trackings').select('id')
-      .where('secret_id', '=', String(body.secret_id)).execute()
+    const rows = await service.database.db.selectFrom('trackings').select('id').where('secret_id', '=', String(body.secret_id)).execute()
     assert.equal(rows.length, 1)
   })
 
   test('20 parallel POSTs of one payment under different secret_ids → one 201, the rest 409', async () => {
     const body = createBody()
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ ...body, secret_id: `${String(body.secret_id)}-${i}` })))
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post({ ...body, secret_id: `${String(body.secret_id)}-${i}` })),
+    )
     const codes = responses.map((r) => r.statusCode).sort((a, b) => a - b)
     assert.deepEqual(codes, [201, ...Array<number>(19).fill(409)])
-    const rows = await service.database.db.selectFrom('trackings').select('id')
-      .where('sender', '=', String(body.sender).toLowerCase()).where('nonce', '=', String(body.nonce)).execute()
+    const rows = await service.database.db
+      .selectFrom('trackings')
+      .select('id')
+      .where('sender', '=', String(body.sender).toLowerCase())
+      .where('nonce', '=', String(body.nonce))
+      .execute()
     assert.equal(rows.length, 1)
   })
 
@@ -137,7 +153,10 @@ describe('one tracking per payment under concurrent creates', () => {
     const tx = `0x${'12'.repeat(32)}`
     const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => post(i % 2 ? { ...body, transaction: tx } : body)))
     assert.deepEqual(responses.filter((r) => r.statusCode === 201).length, 1)
-    assert.ok(responses.every((r) => r.statusCode === 201 || r.statusCode === 200), responses.map((r) => r.statusCode).join())
+    assert.ok(
+      responses.every((r) => r.statusCode === 201 || r.statusCode === 200),
+      responses.map((r) => r.statusCode).join(),
+    )
     const read = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${String(body.secret_id)}` })
     assert.equal(read.json().transaction, tx)
   })

@@ -8,7 +8,6 @@ import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { createPreparedPool } from '../../src/store/prepared-pool.ts'
 import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
 
-
 /** Texts of the statements prepared on the connection that runs this query. */
 async function preparedOnConnection(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(db)
@@ -31,11 +30,22 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
   })
 
   test('a statement run often is prepared on the connection; its results stay the same', async () => {
-    const select = (min: number) => handle.db.selectFrom('prep_items' as never).selectAll().where('a' as never, '>=', min as never).execute()
+    const select = (min: number) =>
+      handle.db
+        .selectFrom('prep_items' as never)
+        .selectAll()
+        .where('a' as never, '>=', min as never)
+        .execute()
     assert.deepEqual(await select(2), [{ a: 2 }])
-    assert.equal((await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')), false)
+    assert.equal(
+      (await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')),
+      false,
+    )
     for (let i = 0; i < 3; i++) assert.deepEqual(await select(1), [{ a: 1 }, { a: 2 }])
-    assert.equal((await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')), true)
+    assert.equal(
+      (await preparedOnConnection(handle.db)).some((s) => s.includes('prep_items')),
+      true,
+    )
     assert.deepEqual(await select(2), [{ a: 2 }])
   })
 
@@ -52,7 +62,10 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
     const selectAll = (db: Kysely<any>) => sql<Record<string, unknown>>`SELECT * FROM prep_items WHERE a = ${2}`.execute(db)
     for (let i = 0; i < 4; i++) await selectAll(handle.db)
     await sql`ALTER TABLE prep_items ADD COLUMN c int NOT NULL DEFAULT 8`.execute(handle.db)
-    await assert.rejects(handle.db.transaction().execute((trx) => selectAll(trx)), /cached plan must not change result type/)
+    await assert.rejects(
+      handle.db.transaction().execute((trx) => selectAll(trx)),
+      /cached plan must not change result type/,
+    )
     const rows = await handle.db.transaction().execute(async (trx) => (await selectAll(trx)).rows)
     assert.deepEqual(rows, [{ a: 2, b: 7, c: 8 }])
   })
@@ -60,7 +73,9 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
   test('a prepared statement the connection lost is run unnamed and the connection replaced', async () => {
     const select = () => sql<{ a: number }>`SELECT a FROM prep_items WHERE a <= ${1}`.execute(handle.db)
     for (let i = 0; i < 3; i++) await select()
-    const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE statement LIKE ${'SELECT a FROM prep_items%'}`.execute(handle.db)
+    const { rows } = await sql<{
+      name: string
+    }>`SELECT name FROM pg_prepared_statements WHERE statement LIKE ${'SELECT a FROM prep_items%'}`.execute(handle.db)
     assert.equal(rows.length, 1)
     await sql.raw(`DEALLOCATE ${rows[0]!.name}`).execute(handle.db)
     assert.deepEqual((await select()).rows, [{ a: 1 }])
@@ -77,7 +92,10 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
       for (let n = 1; n <= 5; n++) await sql`SELECT ${sql.raw(String(n))} AS n FROM prep_items WHERE a = ${1}`.execute(db)
       const prepared = await preparedOnConnection(db)
       assert.deepEqual(prepared.filter((s) => s.includes('AS n')).length, 2)
-      assert.equal(prepared.some((s) => s.includes('long_text')), false)
+      assert.equal(
+        prepared.some((s) => s.includes('long_text')),
+        false,
+      )
       assert.equal(prepared.length, 2, 'the pg_prepared_statements query itself is beyond the limit too')
     } finally {
       await db.destroy()
@@ -87,7 +105,11 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
   test('PAYWATCH_PREPARED_STATEMENTS=false: nothing is prepared', async () => {
     const plain = await openDatabase({ databaseUrl: url, dataDir: 'memory://', poolSize: 1, preparedStatements: false })
     try {
-      for (let i = 0; i < 5; i++) await plain.db.selectFrom('prep_items' as never).selectAll().execute()
+      for (let i = 0; i < 5; i++)
+        await plain.db
+          .selectFrom('prep_items' as never)
+          .selectAll()
+          .execute()
       assert.deepEqual(await preparedOnConnection(plain.db), [])
     } finally {
       await plain.close()

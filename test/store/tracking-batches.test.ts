@@ -85,7 +85,10 @@ describe('batched tracking statements', () => {
     const good = Array.from({ length: 4 }, () => testTracking(accountId))
     const bad = testTracking(accountId, { integrationId: 'no-such-integration' })
     const outcomes = await Promise.allSettled([good[0]!, good[1]!, bad, good[2]!, good[3]!].map((t) => batches.insert(t)))
-    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    )
     for (const t of good) assert.equal((await findTrackingBySecret(database.db, accountId, t.secretId))?.id, t.id)
     assert.equal(await findTrackingBySecret(database.db, accountId, bad.secretId), undefined)
     // Statements that failed (the batch, the refused row) give no result to count: the four others were

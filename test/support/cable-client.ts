@@ -16,7 +16,12 @@ export interface TestCableClient {
 }
 
 export const paymentIdentifier = (key: { blockchain: string; sender: string; nonce: bigint | number | string }) =>
-  JSON.stringify({ channel: 'PaymentChannel', blockchain: key.blockchain, sender: key.sender, nonce: typeof key.nonce === 'bigint' ? Number(key.nonce) : key.nonce })
+  JSON.stringify({
+    channel: 'PaymentChannel',
+    blockchain: key.blockchain,
+    sender: key.sender,
+    nonce: typeof key.nonce === 'bigint' ? Number(key.nonce) : key.nonce,
+  })
 
 const notPing = (frame: CableFrame) => frame.type !== 'ping'
 
@@ -87,7 +92,9 @@ export async function connectWelcomed(baseUrl: string): Promise<TestCableClient>
 
 /** Subscribes to the payment's channel and waits for the confirmation; returns the identifier. */
 export async function subscribeConfirmed(
-  client: TestCableClient, key: { blockchain: string; sender: string; nonce: bigint | number | string }, changes: Record<string, unknown> = {},
+  client: TestCableClient,
+  key: { blockchain: string; sender: string; nonce: bigint | number | string },
+  changes: Record<string, unknown> = {},
 ): Promise<string> {
   const identifier = client.subscribe({ ...(JSON.parse(paymentIdentifier(key)) as Record<string, unknown>), ...changes })
   const confirm = await client.next()

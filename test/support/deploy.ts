@@ -6,79 +6,58 @@
 // - Helpers that send a transaction return only once it is mined and successful (they throw on
 //   revert). If automine is off (noMining / blockTime), they mine one block themselves so a test
 //   never hangs; to keep a transaction pending, call viem's wallet.sendTransaction directly.
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import {
-  TransactionReceiptNotFoundError,
-  type Abi,
-  type Address,
-  type Hash,
-  type Hex,
-  type TransactionReceipt,
-} from "viem";
-import {
-  paymentRouterAbi,
-  testTokenAbi,
-  uniswapV2FactoryAbi,
-  uniswapV2PairAbi,
-} from "./abis.ts";
-import type { AnvilAccount, TestPublicClient, TestTestClient, TestWallet } from "./anvil.ts";
-import { getArtifact, type ContractName } from "./compile.ts";
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { TransactionReceiptNotFoundError, type Abi, type Address, type Hash, type Hex, type TransactionReceipt } from 'viem'
+import { paymentRouterAbi, testTokenAbi, uniswapV2FactoryAbi, uniswapV2PairAbi } from './abis.ts'
+import type { AnvilAccount, TestPublicClient, TestTestClient, TestWallet } from './anvil.ts'
+import { getArtifact, type ContractName } from './compile.ts'
 
 /** The subset of an `Anvil` the helpers need. */
 export interface Clients {
-  publicClient: TestPublicClient;
-  testClient: TestTestClient;
-  walletClient: TestWallet;
+  publicClient: TestPublicClient
+  testClient: TestTestClient
+  walletClient: TestWallet
 }
 
 /** Where Multicall3 lives on virtually every EVM chain (viem's default multicall address). */
-export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+export const MULTICALL3_ADDRESS: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
-const require = createRequire(import.meta.url);
+const require = createRequire(import.meta.url)
 
 // ---------------------------------------------------------------------------------------------
 // Transactions
 
 /** Poll for a receipt (25 ms steps). Does not mine; see `confirm` for that. */
-export async function waitForReceipt(
-  clients: Pick<Clients, "publicClient">,
-  hash: Hash,
-  timeoutMs = 10_000,
-): Promise<TransactionReceipt> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitForReceipt(clients: Pick<Clients, 'publicClient'>, hash: Hash, timeoutMs = 10_000): Promise<TransactionReceipt> {
+  const deadline = Date.now() + timeoutMs
   for (;;) {
     try {
-      return await clients.publicClient.getTransactionReceipt({ hash });
+      return await clients.publicClient.getTransactionReceipt({ hash })
     } catch (e) {
-      if (!(e instanceof TransactionReceiptNotFoundError)) throw e;
-      if (Date.now() > deadline) throw new Error(`no receipt for ${hash} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 25));
+      if (!(e instanceof TransactionReceiptNotFoundError)) throw e
+      if (Date.now() > deadline) throw new Error(`no receipt for ${hash} after ${timeoutMs} ms`)
+      await new Promise((r) => setTimeout(r, 25))
     }
   }
 }
 
 /** Mine a block if automine is off, wait for the receipt, and throw if the tx reverted. */
 export async function confirm(clients: Clients, hash: Hash): Promise<TransactionReceipt> {
-  if (!(await clients.testClient.getAutomine())) await clients.testClient.mine({ blocks: 1 });
-  const receipt = await waitForReceipt(clients, hash);
-  if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
-  return receipt;
+  if (!(await clients.testClient.getAutomine())) await clients.testClient.mine({ blocks: 1 })
+  const receipt = await waitForReceipt(clients, hash)
+  if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`)
+  return receipt
 }
 
 /** Mine `n` empty blocks (or blocks with whatever is pending). */
-export async function mine(clients: Pick<Clients, "testClient">, n = 1): Promise<void> {
-  await clients.testClient.mine({ blocks: n });
+export async function mine(clients: Pick<Clients, 'testClient'>, n = 1): Promise<void> {
+  await clients.testClient.mine({ blocks: n })
 }
 
 /** Plain native-coin transfer from a dev account. */
-export async function sendNative(
-  clients: Clients,
-  from: AnvilAccount,
-  to: Address,
-  value: bigint,
-): Promise<TransactionReceipt> {
-  return confirm(clients, await from.wallet.sendTransaction({ to, value }));
+export async function sendNative(clients: Clients, from: AnvilAccount, to: Address, value: bigint): Promise<TransactionReceipt> {
+  return confirm(clients, await from.wallet.sendTransaction({ to, value }))
 }
 
 /** ERC-20 `transfer` signed by `from`. */
@@ -92,26 +71,21 @@ export async function transferToken(
   const hash = await from.wallet.writeContract({
     address: token,
     abi: testTokenAbi,
-    functionName: "transfer",
+    functionName: 'transfer',
     args: [to, amount],
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }
 
 /** TestToken `mint` (open to anyone), sent by the default wallet. */
-export async function mintToken(
-  clients: Clients,
-  token: Address,
-  to: Address,
-  amount: bigint,
-): Promise<TransactionReceipt> {
+export async function mintToken(clients: Clients, token: Address, to: Address, amount: bigint): Promise<TransactionReceipt> {
   const hash = await clients.walletClient.writeContract({
     address: token,
     abi: testTokenAbi,
-    functionName: "mint",
+    functionName: 'mint',
     args: [to, amount],
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }
 
 /** ERC-20 `approve` signed by `owner`. */
@@ -125,10 +99,10 @@ export async function approveToken(
   const hash = await owner.wallet.writeContract({
     address: token,
     abi: testTokenAbi,
-    functionName: "approve",
+    functionName: 'approve',
     args: [spender, amount],
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }
 
 /** PaymentRouter.payNative: receiver gets `value - feeAmount`, feeReceiver gets `feeAmount`. */
@@ -138,16 +112,16 @@ export async function routerPayNative(
   from: AnvilAccount,
   args: { receiver: Address; value: bigint; feeReceiver?: Address; feeAmount?: bigint },
 ): Promise<TransactionReceipt> {
-  const feeAmount = args.feeAmount ?? 0n;
-  const feeReceiver = args.feeReceiver ?? args.receiver;
+  const feeAmount = args.feeAmount ?? 0n
+  const feeReceiver = args.feeReceiver ?? args.receiver
   const hash = await from.wallet.writeContract({
     address: router,
     abi: paymentRouterAbi,
-    functionName: "payNative",
+    functionName: 'payNative',
     args: [args.receiver, feeReceiver, feeAmount],
     value: args.value,
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }
 
 /**
@@ -160,16 +134,16 @@ export async function routerPayToken(
   from: AnvilAccount,
   args: { token: Address; receiver: Address; amount: bigint; feeReceiver?: Address; feeAmount?: bigint },
 ): Promise<TransactionReceipt> {
-  const feeAmount = args.feeAmount ?? 0n;
-  const feeReceiver = args.feeReceiver ?? args.receiver;
-  await approveToken(clients, args.token, from, router, args.amount + feeAmount);
+  const feeAmount = args.feeAmount ?? 0n
+  const feeReceiver = args.feeReceiver ?? args.receiver
+  await approveToken(clients, args.token, from, router, args.amount + feeAmount)
   const hash = await from.wallet.writeContract({
     address: router,
     abi: paymentRouterAbi,
-    functionName: "payToken",
+    functionName: 'payToken',
     args: [args.token, args.amount, args.receiver, feeAmount, feeReceiver],
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,35 +155,30 @@ export async function deployContract(
   contract: ContractName | { abi: Abi; bytecode: Hex },
   args: readonly unknown[] = [],
 ): Promise<Address> {
-  const { abi, bytecode } = typeof contract === "string" ? await getArtifact(contract) : contract;
-  const hash = await clients.walletClient.deployContract({ abi, bytecode, args });
-  const receipt = await confirm(clients, hash);
-  if (!receipt.contractAddress) throw new Error(`deployment ${hash} produced no contract address`);
-  return receipt.contractAddress;
+  const { abi, bytecode } = typeof contract === 'string' ? await getArtifact(contract) : contract
+  const hash = await clients.walletClient.deployContract({ abi, bytecode, args })
+  const receipt = await confirm(clients, hash)
+  if (!receipt.contractAddress) throw new Error(`deployment ${hash} produced no contract address`)
+  return receipt.contractAddress
 }
 
 /** OpenZeppelin ERC-20 with open `mint` and the given decimals. */
 export function deployToken(clients: Clients, name: string, symbol: string, decimals: number): Promise<Address> {
-  return deployContract(clients, "TestToken", [name, symbol, decimals]);
+  return deployContract(clients, 'TestToken', [name, symbol, decimals])
 }
 
 /** WETH stand-in: a TestToken with 18 decimals (no deposit/withdraw; fund it with mintToken). */
 export function deployWeth(clients: Clients): Promise<Address> {
-  return deployToken(clients, "Wrapped Ether", "WETH", 18);
+  return deployToken(clients, 'Wrapped Ether', 'WETH', 18)
 }
 
 /** ERC-20 look-alike whose balanceOf always reverts. */
-export function deployRevertingToken(
-  clients: Clients,
-  name = "Reverting Token",
-  symbol = "REV",
-  decimals = 18,
-): Promise<Address> {
-  return deployContract(clients, "RevertingToken", [name, symbol, decimals]);
+export function deployRevertingToken(clients: Clients, name = 'Reverting Token', symbol = 'REV', decimals = 18): Promise<Address> {
+  return deployContract(clients, 'RevertingToken', [name, symbol, decimals])
 }
 
 export function deployRouter(clients: Clients): Promise<Address> {
-  return deployContract(clients, "PaymentRouter");
+  return deployContract(clients, 'PaymentRouter')
 }
 
 /**
@@ -219,32 +188,30 @@ export function deployRouter(clients: Clients): Promise<Address> {
  */
 export async function deployMulticall3(clients: Clients, opts: { canonical?: boolean } = {}): Promise<Address> {
   if (opts.canonical) {
-    const { deployedBytecode } = await getArtifact("Multicall3");
-    await clients.testClient.setCode({ address: MULTICALL3_ADDRESS, bytecode: deployedBytecode });
-    return MULTICALL3_ADDRESS;
+    const { deployedBytecode } = await getArtifact('Multicall3')
+    await clients.testClient.setCode({ address: MULTICALL3_ADDRESS, bytecode: deployedBytecode })
+    return MULTICALL3_ADDRESS
   }
-  return deployContract(clients, "Multicall3");
+  return deployContract(clients, 'Multicall3')
 }
 
-function uniswapArtifact(name: "UniswapV2Factory" | "UniswapV2Pair"): { abi: Abi; bytecode: Hex } {
-  const json = JSON.parse(readFileSync(require.resolve(`@uniswap/v2-core/build/${name}.json`), "utf8")) as {
-    abi: Abi;
-    bytecode: string;
-  };
-  const bytecode = (json.bytecode.startsWith("0x") ? json.bytecode : `0x${json.bytecode}`) as Hex;
-  return { abi: json.abi, bytecode };
+function uniswapArtifact(name: 'UniswapV2Factory' | 'UniswapV2Pair'): { abi: Abi; bytecode: Hex } {
+  const json = JSON.parse(readFileSync(require.resolve(`@uniswap/v2-core/build/${name}.json`), 'utf8')) as {
+    abi: Abi
+    bytecode: string
+  }
+  const bytecode = (json.bytecode.startsWith('0x') ? json.bytecode : `0x${json.bytecode}`) as Hex
+  return { abi: json.abi, bytecode }
 }
 
 /** Compiled Uniswap V2 pair ABI from the npm artifact (for decoding logs etc.). */
 export function uniswapV2PairArtifactAbi(): Abi {
-  return uniswapArtifact("UniswapV2Pair").abi;
+  return uniswapArtifact('UniswapV2Pair').abi
 }
 
 /** Deploys the real UniswapV2Factory (npm artifact). Returns the factory address. */
 export function deployUniswapV2(clients: Clients, feeToSetter?: Address): Promise<Address> {
-  return deployContract(clients, uniswapArtifact("UniswapV2Factory"), [
-    feeToSetter ?? clients.walletClient.account.address,
-  ]);
+  return deployContract(clients, uniswapArtifact('UniswapV2Factory'), [feeToSetter ?? clients.walletClient.account.address])
 }
 
 /** factory.createPair; returns the new pair's address. */
@@ -252,16 +219,16 @@ export async function createPair(clients: Clients, factory: Address, tokenA: Add
   const hash = await clients.walletClient.writeContract({
     address: factory,
     abi: uniswapV2FactoryAbi,
-    functionName: "createPair",
+    functionName: 'createPair',
     args: [tokenA, tokenB],
-  });
-  await confirm(clients, hash);
+  })
+  await confirm(clients, hash)
   return clients.publicClient.readContract({
     address: factory,
     abi: uniswapV2FactoryAbi,
-    functionName: "getPair",
+    functionName: 'getPair',
     args: [tokenA, tokenB],
-  });
+  })
 }
 
 /**
@@ -278,7 +245,7 @@ export async function addLiquidity(
   amountB: bigint,
   to?: Address,
 ): Promise<TransactionReceipt> {
-  const wallet = clients.walletClient;
+  const wallet = clients.walletClient
   for (const [token, amount] of [
     [tokenA, amountA],
     [tokenB, amountB],
@@ -286,16 +253,16 @@ export async function addLiquidity(
     const hash = await wallet.writeContract({
       address: token,
       abi: testTokenAbi,
-      functionName: "transfer",
+      functionName: 'transfer',
       args: [pair, amount],
-    });
-    await confirm(clients, hash);
+    })
+    await confirm(clients, hash)
   }
   const hash = await wallet.writeContract({
     address: pair,
     abi: uniswapV2PairAbi,
-    functionName: "mint",
+    functionName: 'mint',
     args: [to ?? wallet.account.address],
-  });
-  return confirm(clients, hash);
+  })
+  return confirm(clients, hash)
 }

@@ -56,7 +56,9 @@ export async function startFaultyRpcProxy(
     let id: unknown = null
     try {
       id = (JSON.parse(raw) as { id?: unknown }).id ?? null
-    } catch { /* not JSON: null id */ }
+    } catch {
+      /* not JSON: null id */
+    }
     response.writeHead(200, { 'content-type': 'application/json' })
     response.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'internal error (injected)' } }))
   }
@@ -66,11 +68,12 @@ export async function startFaultyRpcProxy(
     injected: { error: 0, hang: 0, drop: 0 },
     forwarded: 0,
     setRates: (changes) => void Object.assign(rates, changes),
-    close: () => new Promise<void>((resolve) => {
-      for (const timer of hanging) clearTimeout(timer)
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of hanging) clearTimeout(timer)
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
   const server = createServer(async (request, response) => {
     const raw = await readBody(request)

@@ -31,14 +31,23 @@ export interface Cluster {
   /** The node holding `chain`'s lease (by the pid in its holder id), with its token; undefined when none. */
   leader(chain?: string): Promise<{ node: ClusterNode | undefined; token: string; acquiredAt: Date } | undefined>
   newApiKey(node: ClusterNode): Promise<string>
-  api(node: ClusterNode, apiKey: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }>
+  api(
+    node: ClusterNode,
+    apiKey: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: Record<string, unknown> }>
   close(): Promise<void>
 }
 
 export async function startCluster(databaseUrl: string, anvil: Anvil, env: Record<string, string> = {}): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), 'paywatch-cluster-'))
   const configFile = join(dir, 'config.json')
-  writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, pollingIntervalMs: 100 } } }))
+  writeFileSync(
+    configFile,
+    JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, pollingIntervalMs: 100 } } }),
+  )
   const db = new pg.Client({ connectionString: databaseUrl, application_name: 'cluster-test' })
   await db.connect()
   const nodes: ClusterNode[] = []
@@ -46,11 +55,21 @@ export async function startCluster(databaseUrl: string, anvil: Anvil, env: Recor
   const start = async (name: string): Promise<ClusterNode> => {
     const port = await freePort()
     const child = spawn(node, [main, 'serve'], {
-      cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', PGAPPNAME: name,
-        DATABASE_URL: databaseUrl, PORT: String(port), PAYWATCH_CONFIG: configFile, PAYWATCH_DATA_DIR: join(dir, name),
-        PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN, PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000', PAYWATCH_RATE_DAILY: '100000000',
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        LOG_LEVEL: 'info',
+        PGAPPNAME: name,
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        PAYWATCH_CONFIG: configFile,
+        PAYWATCH_DATA_DIR: join(dir, name),
+        PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+        PAYWATCH_RATE_RPS: '100000',
+        PAYWATCH_RATE_PARALLEL: '1000',
+        PAYWATCH_RATE_DAILY: '100000000',
         ...env,
       },
     })
@@ -60,17 +79,24 @@ export async function startCluster(databaseUrl: string, anvil: Anvil, env: Recor
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
     const started: ClusterNode = { name, pid: child.pid!, port, child, output: () => output, exited }
     nodes.push(started)
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, 60_000, () => output)
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200,
+      60_000,
+      () => output,
+    )
     return started
   }
 
   const api: Cluster['api'] = async (target, apiKey, method, path, body) => {
     const response = await fetch(`http://127.0.0.1:${target.port}${path}`, {
       method,
-      headers: { 'content-type': 'application/json', ...(apiKey === ADMIN_TOKEN ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }) },
+      headers: {
+        'content-type': 'application/json',
+        ...(apiKey === ADMIN_TOKEN ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
-    return { status: response.status, json: await response.json() as Record<string, unknown> }
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> }
   }
 
   return {
@@ -79,7 +105,9 @@ export async function startCluster(databaseUrl: string, anvil: Anvil, env: Recor
     start,
     async leader(chain = 'ethereum') {
       const { rows } = await db.query<{ holder: string; token: string; acquired_at: Date }>(
-        'SELECT holder, token::text AS token, acquired_at FROM chain_leases WHERE chain = $1 AND expires_at > now()', [chain])
+        'SELECT holder, token::text AS token, acquired_at FROM chain_leases WHERE chain = $1 AND expires_at > now()',
+        [chain],
+      )
       const row = rows[0]
       if (!row) return undefined
       const pid = Number(row.holder.split('/')[1])

@@ -16,10 +16,12 @@ export function trickle(port: number, head: string, options: { drip?: string; ev
     const socket = connect(port, '127.0.0.1')
     let received = ''
     let timer: NodeJS.Timeout | undefined
-    const closed = new Promise<string>((done) => socket.on('close', () => {
-      clearInterval(timer)
-      done(received)
-    }))
+    const closed = new Promise<string>((done) =>
+      socket.on('close', () => {
+        clearInterval(timer)
+        done(received)
+      }),
+    )
     socket.on('data', (chunk) => (received += chunk))
     socket.once('error', reject)
     socket.on('connect', () => {
@@ -27,7 +29,14 @@ export function trickle(port: number, head: string, options: { drip?: string; ev
       socket.on('error', () => {})
       socket.write(head)
       timer = setInterval(() => socket.write(options.drip ?? 'x'), options.everyMs ?? 200)
-      resolve({ socket, closed, stop: () => { clearInterval(timer); socket.destroy() } })
+      resolve({
+        socket,
+        closed,
+        stop: () => {
+          clearInterval(timer)
+          socket.destroy()
+        },
+      })
     })
   })
 }

@@ -18,15 +18,19 @@ export function accountDataSubsystem(deps: { db: Db; clock: Clock; adminToken: s
   const authorize = createAppTokenAuth(deps.db, deps.clock)
   return {
     name: 'account data',
-    publicRoutes: [async (app) => {
-      await app.register(adminLinksShopsRoutes, deps)
-      await app.register(adminAppsRoutes, deps)
-    }],
-    apiRoutes: [async (app) => {
-      await app.register(linkPaymentRoutes, { db: deps.db })
-      await app.register(shopifyPaymentRoutes, { db: deps.db })
-      await app.register(appEndpointRoutes, { db: deps.db, authorize })
-    }],
+    publicRoutes: [
+      async (app) => {
+        await app.register(adminLinksShopsRoutes, deps)
+        await app.register(adminAppsRoutes, deps)
+      },
+    ],
+    apiRoutes: [
+      async (app) => {
+        await app.register(linkPaymentRoutes, { db: deps.db })
+        await app.register(shopifyPaymentRoutes, { db: deps.db })
+        await app.register(appEndpointRoutes, { db: deps.db, authorize })
+      },
+    ],
     referenceChecks: [linkAndShopChecks(deps.db)],
   }
 }

@@ -18,31 +18,43 @@ const appProblems = (...codes: ProblemCode[]) => problemResponses('UNAUTHORIZED'
 
 /** An app reads the data of an account that granted it scopes (docs/api.md, records and endpoints). */
 export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; authorize: AppTokenAuth }): Promise<void> {
-  app.get<{ Params: { id: string } }>('/apps/payments/shopify/:id', {
-    schema: {
-      summary: "A granting account's succeeded Shopify payment (scope payments.shopify.read, or payments.read)",
-      description: 'Summary record with x-api-version, full record without.',
-      tags, security, headers: appHeaders,
-      params: Type.Object({ id: Type.String({ description: 'Shopify payment id' }) }),
-      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...appProblems('NOT_FOUND') },
+  app.get<{ Params: { id: string } }>(
+    '/apps/payments/shopify/:id',
+    {
+      schema: {
+        summary: "A granting account's succeeded Shopify payment (scope payments.shopify.read, or payments.read)",
+        description: 'Summary record with x-api-version, full record without.',
+        tags,
+        security,
+        headers: appHeaders,
+        params: Type.Object({ id: Type.String({ description: 'Shopify payment id' }) }),
+        response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...appProblems('NOT_FOUND') },
+      },
     },
-  }, async (request, reply) => {
-    const version = apiVersionOf(request)
-    const { grantingAccountId } = await deps.authorize(request, 'payments.shopify.read')
-    const tracking = await findSucceededShopifyPayment(deps.db, grantingAccountId, request.params.id)
-    if (!tracking) throw notFound('succeeded Shopify payment')
-    return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
-  })
+    async (request, reply) => {
+      const version = apiVersionOf(request)
+      const { grantingAccountId } = await deps.authorize(request, 'payments.shopify.read')
+      const tracking = await findSucceededShopifyPayment(deps.db, grantingAccountId, request.params.id)
+      if (!tracking) throw notFound('succeeded Shopify payment')
+      return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
+    },
+  )
 
-  app.get('/apps/checkouts/shopify', {
-    schema: {
-      summary: "Shops connected to the granting account (scope checkouts.shopify.read)",
-      tags, security, headers: appHeaders,
-      response: { 200: Type.Array(shopSchema), ...appProblems() },
+  app.get(
+    '/apps/checkouts/shopify',
+    {
+      schema: {
+        summary: 'Shops connected to the granting account (scope checkouts.shopify.read)',
+        tags,
+        security,
+        headers: appHeaders,
+        response: { 200: Type.Array(shopSchema), ...appProblems() },
+      },
     },
-  }, async (request, reply) => {
-    const { grantingAccountId } = await deps.authorize(request, 'checkouts.shopify.read')
-    const shops = await listShops(deps.db, grantingAccountId)
-    return reply.type('application/json').send(JSON.stringify(shops.map((s) => ({ shop: s.shop }))))
-  })
+    async (request, reply) => {
+      const { grantingAccountId } = await deps.authorize(request, 'checkouts.shopify.read')
+      const shops = await listShops(deps.db, grantingAccountId)
+      return reply.type('application/json').send(JSON.stringify(shops.map((s) => ({ shop: s.shop }))))
+    },
+  )
 }

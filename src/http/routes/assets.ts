@@ -21,17 +21,22 @@ export interface AssetsRoutesDeps {
 
 /** GET /v2/accounts/{blockchain}/{account}/assets (docs/api.md, records and endpoints). */
 export async function assetsRoutes(app: FastifyInstance, deps: AssetsRoutesDeps): Promise<void> {
-  app.get<{ Params: { blockchain: string; account: string } }>('/v2/accounts/:blockchain/:account/assets', {
-    schema: {
-      summary: "An account's native balance and the listed tokens it holds (zero balances left out)",
-      description: 'Read in one batched RPC round trip (Multicall3 aggregate3, else a JSON-RPC batch). A token whose call fails is left out.',
-      tags: ['assets'],
-      params: chainDataParams('account'),
-      response: { 200: Type.Array(assetSchema), ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'CHAIN_UNAVAILABLE') },
+  app.get<{ Params: { blockchain: string; account: string } }>(
+    '/v2/accounts/:blockchain/:account/assets',
+    {
+      schema: {
+        summary: "An account's native balance and the listed tokens it holds (zero balances left out)",
+        description:
+          'Read in one batched RPC round trip (Multicall3 aggregate3, else a JSON-RPC batch). A token whose call fails is left out.',
+        tags: ['assets'],
+        params: chainDataParams('account'),
+        response: { 200: Type.Array(assetSchema), ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'CHAIN_UNAVAILABLE') },
+      },
     },
-  }, async (request) => {
-    const chain = trackedChain(deps.chains, request.params.blockchain)
-    const account = addressParam(request.params.account, 'account')
-    return readingChain(() => deps.assets.assetsOf(chain, account))
-  })
+    async (request) => {
+      const chain = trackedChain(deps.chains, request.params.blockchain)
+      const account = addressParam(request.params.account, 'account')
+      return readingChain(() => deps.assets.assetsOf(chain, account))
+    },
+  )
 }

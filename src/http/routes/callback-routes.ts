@@ -16,7 +16,13 @@ export function withCallbackRoutes(common: Common, db: Db, callbacks: Callbacks)
   const { config, clock } = common
   const publicRoutes: FastifyPluginAsync[] = [
     async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem }),
-    async (app) => adminIntegrationRoutes(app, { db, adminToken: config.adminToken, generateKeyPair: generateRsaKeyPair, secretsKey: config.secretsKey }),
+    async (app) =>
+      adminIntegrationRoutes(app, {
+        db,
+        adminToken: config.adminToken,
+        generateKeyPair: generateRsaKeyPair,
+        secretsKey: config.secretsKey,
+      }),
   ]
   return { ...callbacks, apiRoutes: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() })], publicRoutes }
 }

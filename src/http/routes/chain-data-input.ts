@@ -26,8 +26,9 @@ export async function readingChain<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
-export const chainDataParams = (second: string) => ({
-  type: 'object',
-  properties: { blockchain: { type: 'string', description: 'e.g. ethereum, bsc' }, [second]: { type: 'string' } },
-  required: ['blockchain', second],
-}) as const
+export const chainDataParams = (second: string) =>
+  ({
+    type: 'object',
+    properties: { blockchain: { type: 'string', description: 'e.g. ethereum, bsc' }, [second]: { type: 'string' } },
+    required: ['blockchain', second],
+  }) as const

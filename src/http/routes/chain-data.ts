@@ -12,9 +12,6 @@ export function chainDataSubsystem(common: Common, chains: ChainRegistry): Subsy
   const prices = createPriceOracle({ logger: common.logger, clock: common.clock, cacheMs: common.config.priceCacheMs })
   return {
     name: 'chain data',
-    apiRoutes: [
-      async (api) => assetsRoutes(api, { chains, assets }),
-      async (api) => priceRoutes(api, { chains, prices }),
-    ],
+    apiRoutes: [async (api) => assetsRoutes(api, { chains, assets }), async (api) => priceRoutes(api, { chains, prices })],
   }
 }

@@ -16,22 +16,28 @@ export interface DeliveryRoutesDeps {
 }
 
 const Nullable = <T extends ReturnType<typeof Type.String | typeof Type.Integer>>(s: T) => Type.Union([s, Type.Null()])
-const deliverySchema = Type.Object({
-  id: Type.String({ description: 'sent as x-delivery-id on every attempt of this delivery' }),
-  reason: Type.String({ description: 'completed or redeliver' }),
-  state: Type.String({ description: 'due, delivered (200), accepted (202) or dead' }),
-  attempt_count: Type.Integer(),
-  next_attempt_at: Nullable(Type.String()),
-  last_attempt_at: Nullable(Type.String()),
-  last_status_code: Nullable(Type.Integer()),
-  last_error: Nullable(Type.String()),
-  finished_at: Nullable(Type.String()),
-  created_at: Type.String(),
-}, { additionalProperties: true })
+const deliverySchema = Type.Object(
+  {
+    id: Type.String({ description: 'sent as x-delivery-id on every attempt of this delivery' }),
+    reason: Type.String({ description: 'completed or redeliver' }),
+    state: Type.String({ description: 'due, delivered (200), accepted (202) or dead' }),
+    attempt_count: Type.Integer(),
+    next_attempt_at: Nullable(Type.String()),
+    last_attempt_at: Nullable(Type.String()),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    finished_at: Nullable(Type.String()),
+    created_at: Type.String(),
+  },
+  { additionalProperties: true },
+)
 const attemptSchema = Type.Object({
-  attempt: Type.Integer(), started_at: Type.String(), duration_ms: Type.Integer(),
+  attempt: Type.Integer(),
+  started_at: Type.String(),
+  duration_ms: Type.Integer(),
   outcome: Type.String({ description: 'delivered, accepted, failed or refused (SSRF guard)' }),
-  status_code: Nullable(Type.Integer()), error: Nullable(Type.String()),
+  status_code: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
   response: Nullable(Type.String({ description: 'first bytes of the answer' })),
 })
 const params = { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] } as const
@@ -39,36 +45,51 @@ const params = { type: 'object', properties: { secret_id: { type: 'string' } }, 
 /** Operator tools for callbacks (docs/api.md §4, extensions): the attempt log and redelivery. Behind API key auth. */
 export function deliveryRoutes(deps: DeliveryRoutesDeps) {
   return async function deliveriesPlugin(app: FastifyInstance): Promise<void> {
-    app.get<{ Params: { secret_id: string } }>('/v2/payments/:secret_id/deliveries', {
-      schema: {
-        summary: "A payment's callback deliveries, newest first, each with its attempt log",
-        tags: ['callbacks'], params,
-        response: { 200: Type.Object({ deliveries: Type.Array(Type.Intersect([deliverySchema, Type.Object({ attempts: Type.Array(attemptSchema) })])) }), '4xx': problemSchema },
+    app.get<{ Params: { secret_id: string } }>(
+      '/v2/payments/:secret_id/deliveries',
+      {
+        schema: {
+          summary: "A payment's callback deliveries, newest first, each with its attempt log",
+          tags: ['callbacks'],
+          params,
+          response: {
+            200: Type.Object({
+              deliveries: Type.Array(Type.Intersect([deliverySchema, Type.Object({ attempts: Type.Array(attemptSchema) })])),
+            }),
+            '4xx': problemSchema,
+          },
+        },
       },
-    }, async (request) => {
-      const listed = await listPaymentDeliveries(deps, callerOf(request).accountId, request.params.secret_id)
-      if (listed.kind !== 'listed') throw notFound(listed.what)
-      return { deliveries: listed.deliveries.map(deliveryWithAttemptsJson) }
-    })
+      async (request) => {
+        const listed = await listPaymentDeliveries(deps, callerOf(request).accountId, request.params.secret_id)
+        if (listed.kind !== 'listed') throw notFound(listed.what)
+        return { deliveries: listed.deliveries.map(deliveryWithAttemptsJson) }
+      },
+    )
 
-    app.post<{ Params: { secret_id: string } }>('/v2/payments/:secret_id/redeliver', {
-      schema: {
-        summary: "Send a completed payment's callback again, now (202); a delivery still waiting for a retry is brought forward",
-        tags: ['callbacks'], params,
-        response: { 202: deliverySchema, '4xx': problemSchema },
+    app.post<{ Params: { secret_id: string } }>(
+      '/v2/payments/:secret_id/redeliver',
+      {
+        schema: {
+          summary: "Send a completed payment's callback again, now (202); a delivery still waiting for a retry is brought forward",
+          tags: ['callbacks'],
+          params,
+          response: { 202: deliverySchema, '4xx': problemSchema },
+        },
       },
-    }, async (request, reply) => {
-      const outcome = await redeliverCallback(deps, callerOf(request).accountId, request.params.secret_id)
-      switch (outcome.kind) {
-        case 'not-found':
-          throw notFound(outcome.what)
-        case 'pending':
-          throw problem('CONFLICT', 'the payment is still pending: its callback is sent when it completes')
-        case 'no-callback':
-          throw problem('CONFLICT', 'the payment has no callback URL')
-        case 'scheduled':
-          return reply.code(202).send(deliveryJson(outcome.delivery))
-      }
-    })
+      async (request, reply) => {
+        const outcome = await redeliverCallback(deps, callerOf(request).accountId, request.params.secret_id)
+        switch (outcome.kind) {
+          case 'not-found':
+            throw notFound(outcome.what)
+          case 'pending':
+            throw problem('CONFLICT', 'the payment is still pending: its callback is sent when it completes')
+          case 'no-callback':
+            throw problem('CONFLICT', 'the payment has no callback URL')
+          case 'scheduled':
+            return reply.code(202).send(deliveryJson(outcome.delivery))
+        }
+      },
+    )
   }
 }

@@ -16,7 +16,10 @@ export async function healthRoutes(app: FastifyInstance, deps: HealthRoutesDeps)
 
   app.get('/readyz', { schema: { summary: 'Readiness: database and each chain', tags: ['operations'] } }, async (_request, reply) => {
     const [database, chains] = await Promise.all([
-      sql`SELECT 1`.execute(deps.db).then(() => ({ ok: true }), (error: Error) => ({ ok: false, error: error.message })),
+      sql`SELECT 1`.execute(deps.db).then(
+        () => ({ ok: true }),
+        (error: Error) => ({ ok: false, error: error.message }),
+      ),
       deps.chainReadiness(),
     ])
     const ready = database.ok && chains.every((chain) => chain.ok)

@@ -13,32 +13,37 @@ import { fieldsSchema, readByHand } from '../request-schemas.ts'
 
 /** GET /links/{link_id}/payments (docs/api.md §5). */
 export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }): Promise<void> {
-  app.get<{ Params: { link_id: string } }>('/links/:link_id/payments', {
-    schema: {
-      summary: 'Succeeded payments received through a payment link, oldest first, at most 10',
-      description: 'Page with `after` = the `confirmed_at` of the last payment received: payments confirmed strictly later follow, none skipped or repeated.',
-      tags: ['links'],
-      params: Type.Object({ link_id: Type.String() }),
-      querystring: fieldsSchema(linkPaymentsQueryFields),
-      headers: apiVersionHeaders,
-      response: {
-        200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
-          description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
-        }),
-        ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND'),
+  app.get<{ Params: { link_id: string } }>(
+    '/links/:link_id/payments',
+    {
+      schema: {
+        summary: 'Succeeded payments received through a payment link, oldest first, at most 10',
+        description:
+          'Page with `after` = the `confirmed_at` of the last payment received: payments confirmed strictly later follow, none skipped or repeated.',
+        tags: ['links'],
+        params: Type.Object({ link_id: Type.String() }),
+        querystring: fieldsSchema(linkPaymentsQueryFields),
+        headers: apiVersionHeaders,
+        response: {
+          200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
+            description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
+          }),
+          ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND'),
+        },
       },
+      // Read by parseLinkPaymentsQuery (`after` gets one clear problem); x-api-version is checked for every API route.
+      validatorCompiler: readByHand,
     },
-    // Read by parseLinkPaymentsQuery (`after` gets one clear problem); x-api-version is checked for every API route.
-    validatorCompiler: readByHand,
-  }, async (request, reply) => {
-    const version = apiVersionOf(request)
-    const query = parseLinkPaymentsQuery(request.query)
-    if (!query.ok) throw validationFailed(query.errors)
-    const { after } = query.value
-    const accountId = callerOf(request).accountId
-    if (!(await findAccountLink(deps.db, accountId, request.params.link_id))) throw notFound('link')
-    const payments = await linkPayments(deps.db, request.params.link_id, after, LINK_PAYMENTS_PAGE_SIZE)
-    const records = payments.map(version ? summaryRecord : earlierLinkRecord)
-    return reply.type('application/json').send(JSON.stringify(records))
-  })
+    async (request, reply) => {
+      const version = apiVersionOf(request)
+      const query = parseLinkPaymentsQuery(request.query)
+      if (!query.ok) throw validationFailed(query.errors)
+      const { after } = query.value
+      const accountId = callerOf(request).accountId
+      if (!(await findAccountLink(deps.db, accountId, request.params.link_id))) throw notFound('link')
+      const payments = await linkPayments(deps.db, request.params.link_id, after, LINK_PAYMENTS_PAGE_SIZE)
+      const records = payments.map(version ? summaryRecord : earlierLinkRecord)
+      return reply.type('application/json').send(JSON.stringify(records))
+    },
+  )
 }

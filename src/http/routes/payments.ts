@@ -31,55 +31,64 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
     return reply.code(status).type('application/json').send(body)
   }
 
-  app.post('/v2/payments', {
-    schema: {
-      summary: 'Create a payment tracking (idempotent)',
-      tags: ['payments'],
-      body: createPaymentBodySchema,
-      response: {
-        200: paymentRecordSchema, 201: paymentRecordSchema,
-        ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT', 'CHAIN_UNAVAILABLE'),
+  app.post(
+    '/v2/payments',
+    {
+      schema: {
+        summary: 'Create a payment tracking (idempotent)',
+        tags: ['payments'],
+        body: createPaymentBodySchema,
+        response: {
+          200: paymentRecordSchema,
+          201: paymentRecordSchema,
+          ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT', 'CHAIN_UNAVAILABLE'),
+        },
+      },
+      // The body is read by parsePaymentRequest, which reports every field at once; the schema is made from its field table.
+      validatorCompiler: readByHand,
+    },
+    async (request, reply) => {
+      const parsed = parsePaymentRequest(request.body)
+      if (!parsed.ok) throw validationFailed(parsed.errors)
+      const outcome = await createPayment(deps, callerOf(request).accountId, parsed.value)
+      switch (outcome.kind) {
+        case 'created':
+          deps.events.emit('tracked', outcome.tracking)
+          return sendRecord(reply, 201, outcome.tracking, { signed: false })
+        case 'existing':
+          // A trace that just got its transaction is new work for the engine; a plain repeat is not.
+          if (outcome.attached) deps.events.emit('tracked', outcome.tracking)
+          return sendRecord(reply, 200, outcome.tracking, { signed: false })
+        case 'conflict':
+          throw problem('CONFLICT', outcome.detail)
+        case 'invalid':
+          throw validationFailed(outcome.errors)
+        case 'unsupported-chain':
+          throw unsupportedBlockchain(parsed.value.blockchain)
+        case 'chain-unavailable':
+          throw chainUnavailable()
+        case 'not-found':
+          throw problem('NOT_FOUND', outcome.detail)
+      }
+    },
+  )
+
+  app.get<{ Params: { secret_id: string } }>(
+    '/v2/payments/:secret_id',
+    {
+      schema: {
+        summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
+        tags: ['payments'],
+        params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
+        response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
       },
     },
-    // The body is read by parsePaymentRequest, which reports every field at once; the schema is made from its field table.
-    validatorCompiler: readByHand,
-  }, async (request, reply) => {
-    const parsed = parsePaymentRequest(request.body)
-    if (!parsed.ok) throw validationFailed(parsed.errors)
-    const outcome = await createPayment(deps, callerOf(request).accountId, parsed.value)
-    switch (outcome.kind) {
-      case 'created':
-        deps.events.emit('tracked', outcome.tracking)
-        return sendRecord(reply, 201, outcome.tracking, { signed: false })
-      case 'existing':
-        // A trace that just got its transaction is new work for the engine; a plain repeat is not.
-        if (outcome.attached) deps.events.emit('tracked', outcome.tracking)
-        return sendRecord(reply, 200, outcome.tracking, { signed: false })
-      case 'conflict':
-        throw problem('CONFLICT', outcome.detail)
-      case 'invalid':
-        throw validationFailed(outcome.errors)
-      case 'unsupported-chain':
-        throw unsupportedBlockchain(parsed.value.blockchain)
-      case 'chain-unavailable':
-        throw chainUnavailable()
-      case 'not-found':
-        throw problem('NOT_FOUND', outcome.detail)
-    }
-  })
-
-  app.get<{ Params: { secret_id: string } }>('/v2/payments/:secret_id', {
-    schema: {
-      summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
-      tags: ['payments'],
-      params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
-      response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
+    async (request, reply) => {
+      const secretId = request.params.secret_id
+      // A string no create accepts as secret_id or uuid cannot be stored: no query for it.
+      const tracking = secretPattern.test(secretId) ? await batches.findBySecret(callerOf(request).accountId, secretId) : undefined
+      if (!tracking) throw notFound('payment tracking')
+      return sendRecord(reply, 200, tracking, { signed: true })
     },
-  }, async (request, reply) => {
-    const secretId = request.params.secret_id
-    // A string no create accepts as secret_id or uuid cannot be stored: no query for it.
-    const tracking = secretPattern.test(secretId) ? await batches.findBySecret(callerOf(request).accountId, secretId) : undefined
-    if (!tracking) throw notFound('payment tracking')
-    return sendRecord(reply, 200, tracking, { signed: true })
-  })
+  )
 }

@@ -6,19 +6,23 @@ import type { FastifyInstance } from 'fastify'
  * default (what verifiers take as-is), `{"public_key": pem}` when the client asks for JSON only.
  */
 export async function publicKeyRoutes(app: FastifyInstance, deps: { publicKeyPem: string }): Promise<void> {
-  app.get('/v2/public-key', {
-    schema: {
-      summary: 'Public key that verifies x-signature of callbacks and records (SPKI PEM)',
-      description: 'Served as application/x-pem-file text; with Accept: application/json as {"public_key": "<PEM>"}. No API key needed.',
-      tags: ['callbacks'],
-      security: [],
+  app.get(
+    '/v2/public-key',
+    {
+      schema: {
+        summary: 'Public key that verifies x-signature of callbacks and records (SPKI PEM)',
+        description: 'Served as application/x-pem-file text; with Accept: application/json as {"public_key": "<PEM>"}. No API key needed.',
+        tags: ['callbacks'],
+        security: [],
+      },
     },
-  }, async (request, reply) => {
-    const accept = request.headers.accept ?? ''
-    reply.header('cache-control', 'public, max-age=300').header('vary', 'accept')
-    if (/application\/json/i.test(accept) && !/(text\/plain|application\/x-pem-file|\*\/\*)/i.test(accept)) {
-      return reply.type('application/json').send({ public_key: deps.publicKeyPem })
-    }
-    return reply.type('application/x-pem-file').send(deps.publicKeyPem)
-  })
+    async (request, reply) => {
+      const accept = request.headers.accept ?? ''
+      reply.header('cache-control', 'public, max-age=300').header('vary', 'accept')
+      if (/application\/json/i.test(accept) && !/(text\/plain|application\/x-pem-file|\*\/\*)/i.test(accept)) {
+        return reply.type('application/json').send({ public_key: deps.publicKeyPem })
+      }
+      return reply.type('application/x-pem-file').send(deps.publicKeyPem)
+    },
+  )
 }

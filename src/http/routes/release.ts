@@ -19,34 +19,41 @@ export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
 /** POST /v2/payments/release (docs/api.md §4); registered behind API key auth. */
 export function releaseRoutes(deps: ReleaseRoutesDeps) {
   return async function releasePlugin(app: FastifyInstance): Promise<void> {
-    app.post('/v2/payments/release', {
-      schema: {
-        summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
-        tags: ['payments'],
-        body: fieldsSchema(releaseRequestFields),
-        response: { 200: paymentRecordSchema, ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT') },
+    app.post(
+      '/v2/payments/release',
+      {
+        schema: {
+          summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
+          tags: ['payments'],
+          body: fieldsSchema(releaseRequestFields),
+          response: {
+            200: paymentRecordSchema,
+            ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT'),
+          },
+        },
+        // parseReleaseRequest reads the body and reports every field at once; the schema is made from its field table.
+        validatorCompiler: readByHand,
       },
-      // parseReleaseRequest reads the body and reports every field at once; the schema is made from its field table.
-      validatorCompiler: readByHand,
-    }, async (request, reply) => {
-      const parsed = parseReleaseRequest(request.body)
-      if (!parsed.ok) throw validationFailed(parsed.errors)
-      const outcome = await releasePayment(deps, callerOf(request).accountId, parsed.value)
-      switch (outcome.kind) {
-        case 'released':
-        case 'already-released': {
-          // The same bytes as GET /v2/payments/{secret_id}: pure ASCII, signed as sent.
-          const body = asciiJson(fullRecord(outcome.tracking))
-          await deps.decorateRecord?.(outcome.tracking, body, reply)
-          return reply.code(200).type('application/json').send(body)
+      async (request, reply) => {
+        const parsed = parseReleaseRequest(request.body)
+        if (!parsed.ok) throw validationFailed(parsed.errors)
+        const outcome = await releasePayment(deps, callerOf(request).accountId, parsed.value)
+        switch (outcome.kind) {
+          case 'released':
+          case 'already-released': {
+            // The same bytes as GET /v2/payments/{secret_id}: pure ASCII, signed as sent.
+            const body = asciiJson(fullRecord(outcome.tracking))
+            await deps.decorateRecord?.(outcome.tracking, body, reply)
+            return reply.code(200).type('application/json').send(body)
+          }
+          case 'pending':
+            throw problem('CONFLICT', 'the payment is still pending; release it once its status is success or failed')
+          case 'not-found':
+            // Only when nothing matched: a chain no longer configured does not stop its completed payments' release.
+            if (!deps.isTrackedChain(parsed.value.blockchain)) throw unsupportedBlockchain(parsed.value.blockchain)
+            throw notFound('payment tracking with these fields')
         }
-        case 'pending':
-          throw problem('CONFLICT', 'the payment is still pending; release it once its status is success or failed')
-        case 'not-found':
-          // Only when nothing matched: a chain no longer configured does not stop its completed payments' release.
-          if (!deps.isTrackedChain(parsed.value.blockchain)) throw unsupportedBlockchain(parsed.value.blockchain)
-          throw notFound('payment tracking with these fields')
-      }
-    })
+      },
+    )
   }
 }

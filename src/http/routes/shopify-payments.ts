@@ -21,25 +21,37 @@ export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db 
     return tracking
   }
 
-  app.get<{ Params: { id: string } }>('/v2/payments/shopify/:id', {
-    schema: {
-      summary: 'A succeeded Shopify payment of the account (full record)', tags: ['shopify'], params: idParams,
-      response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
+  app.get<{ Params: { id: string } }>(
+    '/v2/payments/shopify/:id',
+    {
+      schema: {
+        summary: 'A succeeded Shopify payment of the account (full record)',
+        tags: ['shopify'],
+        params: idParams,
+        response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
+      },
     },
-  }, async (request, reply) => {
-    const tracking = await find(callerOf(request).accountId, request.params.id)
-    return reply.type('application/json').send(JSON.stringify(fullRecord(tracking)))
-  })
+    async (request, reply) => {
+      const tracking = await find(callerOf(request).accountId, request.params.id)
+      return reply.type('application/json').send(JSON.stringify(fullRecord(tracking)))
+    },
+  )
 
-  app.get<{ Params: { id: string } }>('/payments/shopify/:id', {
-    schema: {
-      summary: 'A succeeded Shopify payment of the account (summary record with x-api-version, full record without)',
-      tags: ['shopify'], params: idParams, headers: apiVersionHeaders,
-      response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...problemResponses('NOT_FOUND') },
+  app.get<{ Params: { id: string } }>(
+    '/payments/shopify/:id',
+    {
+      schema: {
+        summary: 'A succeeded Shopify payment of the account (summary record with x-api-version, full record without)',
+        tags: ['shopify'],
+        params: idParams,
+        headers: apiVersionHeaders,
+        response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...problemResponses('NOT_FOUND') },
+      },
     },
-  }, async (request, reply) => {
-    const version = apiVersionOf(request)
-    const tracking = await find(callerOf(request).accountId, request.params.id)
-    return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
-  })
+    async (request, reply) => {
+      const version = apiVersionOf(request)
+      const tracking = await find(callerOf(request).accountId, request.params.id)
+      return reply.type('application/json').send(JSON.stringify(version ? summaryRecord(tracking) : fullRecord(tracking)))
+    },
+  )
 }
