@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { once } from '../chain/rpc-metrics.ts'
+import type { Clock } from '../common/clock.ts'
 
 export interface EngineMetrics {
   head(chain: string, number: bigint, timestamp: bigint): void
@@ -18,7 +19,7 @@ export interface EngineMetrics {
  */
 export function createEngineMetrics(
   registry: Registry,
-  options: { now: () => Date; chains: string[]; countPending: () => Promise<Map<string, number>> },
+  options: { now: Clock; chains: string[]; countPending: () => Promise<Map<string, number>> },
 ): EngineMetrics {
   const headTimestamps = new Map<string, number>()
   const head = once(

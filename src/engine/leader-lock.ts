@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { acquireLease, releaseLease, renewLease, type WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
+import { monotonicClock, type MonotonicClock } from '../common/clock.ts'
 
 /** This node leads the chain: `lost` aborts when the lead ends; every write is made under `fence`. */
 export interface Lead {
@@ -37,8 +38,8 @@ export interface ChainLeaseOptions {
   /** NOTIFY channel told of a release (PostgreSQL). */
   notifyChannel?: string
   logger?: Logger
-  /** Monotonic milliseconds (injected in tests). */
-  now?: () => number
+  /** Times the lease's validity on this node (injected in tests). */
+  now?: MonotonicClock
 }
 
 export const DEFAULT_LEASE_TTL_MS = 10_000
@@ -65,7 +66,7 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
   const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS
   const renewMs = options.renewMs ?? DEFAULT_LEASE_RENEW_MS
   const retryMs = options.retryMs ?? DEFAULT_LEASE_RETRY_MS
-  const now = options.now ?? (() => performance.now())
+  const now = options.now ?? monotonicClock
   const log = options.logger?.child({ chain })
   let current: Held | undefined
   let wakeUp: (() => void) | undefined

@@ -9,6 +9,7 @@ import type { ChainHandle, ChainRegistry } from '../chain/registry.ts'
 import type { Db } from '../store/database.ts'
 import { newId } from '../store/ids.ts'
 import { attachTransaction, findTrackingByIdentityOrSecret, findTrackingBySecret, insertTracking } from '../store/trackings.ts'
+import type { Clock } from '../common/clock.ts'
 
 export type CreateOutcome =
   | { kind: 'created'; tracking: Tracking }
@@ -23,7 +24,7 @@ export type CreateOutcome =
 export interface CreatePaymentDeps {
   db: Db
   chains: ChainRegistry
-  now: () => Date
+  now: Clock
   /**
    * Checks of what a new tracking refers to (integration, link, shop, callback host), run in order
    * before it is stored; the first refusal is the answer.

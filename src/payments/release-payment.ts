@@ -4,6 +4,7 @@ import type { Db } from '../store/database.ts'
 import { findReleaseCandidate } from '../store/payment-lookups.ts'
 import { releaseTracking } from '../store/release-tracking.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
+import type { Clock } from '../common/clock.ts'
 
 export type ReleaseOutcome =
   | { kind: 'released'; tracking: Tracking }
@@ -14,7 +15,7 @@ export type ReleaseOutcome =
 export interface ReleasePaymentDeps {
   db: Db
   events: TrackingEvents
-  now: () => Date
+  now: Clock
 }
 
 /**
