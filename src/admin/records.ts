@@ -48,6 +48,7 @@ export const integrationJson = (i: Integration) => ({
   account_id: i.accountId,
   name: i.name,
   public_key: i.publicKeyPem,
+  reversal_events: i.reversalEvents,
   created_at: i.createdAt.toISOString(),
 })
 

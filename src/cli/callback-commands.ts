@@ -24,7 +24,7 @@ export function registerCallbackCommands(program: Command, config: () => Config,
       await withDatabase(config(), async (db) => {
         // As at the service's start: a missing or wrong PAYWATCH_SECRETS_KEY stops here, before a key sealed with it is stored.
         const created = await createIntegration(
-          { db, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true },
+          { db, clock, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true },
           accountId,
           options.name ?? null,
         )
