@@ -28,8 +28,10 @@ export function readEndpointRequest(body: Record<string, unknown>): ParseResult<
 }
 
 export function readEndpointRecoverRequest(body: Record<string, unknown>): ParseResult<{ url: string; since: Date }> {
-  return readFields(body, endpointRecoverRequestFields, (read) => ({
-    url: read.url('url') ?? '',
-    since: read.timestamp('since') ?? new Date(0),
-  }))
+  return readFields(body, endpointRecoverRequestFields, (read, errors) => {
+    const url = read.url('url') ?? ''
+    // The timestamp reader treats every timestamp as optional: absence is checked here.
+    if (read.raw('since') === undefined || read.raw('since') === null) errors.add('since', 'is required')
+    return { url, since: read.timestamp('since') ?? new Date(0) }
+  })
 }
