@@ -274,15 +274,18 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
 }
 
 /**
- * Deliveries waiting (due, including later retries) and the oldest overdue one's due time: also of
- * deliveries a worker has claimed or postponed and not yet attempted (their `due_at` stays).
+ * Deliveries waiting (due, including later retries and those paused behind a disabled endpoint) and the
+ * oldest overdue one's due time: also of deliveries a worker has claimed or postponed and not yet
+ * attempted (their `due_at` stays); paused ones are not overdue, they wait for their endpoint.
  */
 export async function deliveryQueueStats(db: Db, now: Date): Promise<{ due: number; oldestOverdue: Date | null }> {
   const row = await db
     .selectFrom('deliveries')
     .select([
       sql<string>`count(*)`.as('due'),
-      sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now})`.as('oldest'),
+      sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now} AND paused_at IS NULL)`.as(
+        'oldest',
+      ),
     ])
     .where('state', '=', 'due')
     .executeTakeFirstOrThrow()
