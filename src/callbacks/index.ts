@@ -18,6 +18,8 @@ import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-s
 
 export interface CallbacksOptions {
   random?: RandomSource
+  /** false: callbacks carry only `x-signature`, no Standard Webhooks headers (benchmarks compare the two). */
+  standardWebhooks?: boolean
   pollMs?: number
   concurrency?: number
   perHost?: number
@@ -72,7 +74,7 @@ export async function createCallbacks(
     events,
     metrics,
     timeoutMs: config.callbackTimeoutSec * 1000,
-    secrets,
+    secrets: options.standardWebhooks === false ? undefined : secrets,
     perHost: config.endpointConcurrency,
     disableAfterMs: config.endpointDisableAfterSec * 1000,
     ...options,
