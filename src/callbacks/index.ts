@@ -6,7 +6,7 @@ import type { ReferenceCheck } from '../domain/reference-check.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import { findIntegration } from '../store/integrations.ts'
-import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
+import { sealStoredSigningKeys, sealStoredWebhookSecrets } from '../store/stored-key-sealing.ts'
 import { checkCallbackUrl } from './address-guard.ts'
 import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
@@ -60,6 +60,8 @@ export async function createCallbacks(
   const db = database.db
   const sealed = await sealStoredSigningKeys(db, config.secretsKey)
   if (sealed > 0) logger.info({ count: sealed }, 'stored signing keys sealed')
+  const sealedSecrets = await sealStoredWebhookSecrets(db, config.secretsKey)
+  if (sealedSecrets > 0) logger.info({ count: sealedSecrets }, 'stored webhook secrets sealed')
   const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())

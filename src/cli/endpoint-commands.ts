@@ -10,7 +10,7 @@ import { createWebhookSecretSource } from '../callbacks/webhook-secret-source.ts
 import { systemClock, type Clock } from '../common/clock.ts'
 import type { Config } from '../config/config.ts'
 import { parseIsoTimestamp } from '../domain/iso-timestamp.ts'
-import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
+import { sealStoredSigningKeys, sealStoredWebhookSecrets } from '../store/stored-key-sealing.ts'
 import { withDatabase } from './with-database.ts'
 
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
@@ -36,6 +36,7 @@ export function registerEndpointCommands(program: Command, config: () => Config,
       await withDatabase(config(), async (db) => {
         // A missing or wrong PAYWATCH_SECRETS_KEY stops here, before a secret sealed with it is stored.
         await sealStoredSigningKeys(db, secretsKey)
+        await sealStoredWebhookSecrets(db, secretsKey)
         const rotated = await rotateAccountWebhookSecret({ db, clock, secretsKey }, accountId)
         if (rotated.kind !== 'rotated') throw new Error(`account ${accountId} not found`)
         print({ webhook_secret: rotated.webhookSecret })

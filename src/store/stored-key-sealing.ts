@@ -52,11 +52,16 @@ export async function sealStoredSigningKeys(db: Db, secretsKey: Buffer | null): 
       count += Number(result.numUpdatedRows)
     }
   }
-  return count + (await sealWebhookSecrets(db, secretsKey))
+  return count
 }
 
-/** The Standard Webhooks secrets (docs/api.md §8), current and previous, as the keys above. */
-async function sealWebhookSecrets(db: Db, secretsKey: Buffer): Promise<number> {
+/**
+ * The Standard Webhooks secrets (docs/api.md §8), current and previous, as the keys above: with
+ * `secretsKey`, sealed ones must open and plaintext ones are sealed (answers how many). Without it,
+ * `sealStoredSigningKeys` has refused sealed secrets already.
+ */
+export async function sealStoredWebhookSecrets(db: Db, secretsKey: Buffer | null): Promise<number> {
+  if (!secretsKey) return 0
   const rows = await db.selectFrom('webhook_secrets').select(['owner', 'secret', 'previous_secret']).execute()
   let count = 0
   for (const row of rows) {
