@@ -16,8 +16,13 @@ async function receiver(first: Answer) {
 }
 
 before(async () => {
-  // Driven by hand (runOnce, injected clock); an endpoint failing for 100 s is disabled.
-  service = await startTestService({ clock, background: false, env: { PAYWATCH_ENDPOINT_DISABLE_AFTER: '100' } })
+  // Driven by hand (runOnce, injected clock, the shortest retry delays); an endpoint failing for 100 s is disabled.
+  service = await startTestService({
+    clock,
+    background: false,
+    callbacks: { random: () => 0 },
+    env: { PAYWATCH_ENDPOINT_DISABLE_AFTER: '100' },
+  })
 })
 after(async () => {
   await service?.close()
