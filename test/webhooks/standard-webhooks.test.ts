@@ -165,6 +165,22 @@ test("GET /v2/endpoints lists only the caller's endpoints; another account's are
     assert.equal(res.statusCode, 404, `${path}: ${res.body}`)
     assert.equal(res.json().code, 'NOT_FOUND')
   }
+  const ofAccount = await service.admin({ method: 'GET', url: `/admin/accounts/${a.accountId}/endpoints` })
+  assert.deepEqual(ofAccount.json(), listed.json())
+  const before = receiver.received.length
+  const tested = await service.admin({
+    method: 'POST',
+    url: `/admin/accounts/${a.accountId}/endpoints/test`,
+    payload: { url: receiver.url },
+  })
+  assert.equal(tested.statusCode, 202, tested.body)
+  assert.equal((await receiver.waitFor(before + 1))[before]!.headers['x-paywatch-event'], 'test')
+  const foreign = await service.admin({
+    method: 'POST',
+    url: `/admin/accounts/${b.accountId}/endpoints/enable`,
+    payload: { url: receiver.url },
+  })
+  assert.equal(foreign.statusCode, 404)
   const all = await service.admin({ method: 'GET', url: '/admin/endpoints' })
   assert.ok(all.json().some((e: { account_id: string; url: string }) => e.account_id === a.accountId && e.url === receiver.url))
   assert.equal((await service.app.inject({ method: 'GET', url: '/v2/endpoints' })).statusCode, 401)

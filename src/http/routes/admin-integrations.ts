@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createIntegration, listIntegrations, showIntegration } from '../../admin/integrations.ts'
 import { integrationRequestFields, readIntegrationRequest } from '../../admin/names.ts'
@@ -39,7 +40,18 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         security,
         params: idParams,
         body: fieldsSchema(integrationRequestFields),
-        response: { '4xx': problemSchema },
+        response: {
+          201: Type.Object({
+            id: Type.String(),
+            account_id: Type.String(),
+            name: Type.Union([Type.String(), Type.Null()]),
+            public_key: Type.String({ description: 'SPKI PEM verifying its x-signature' }),
+            reversal_events: Type.Boolean(),
+            created_at: Type.String(),
+            webhook_secret: Type.String({ description: 'whsec_…: its Standard Webhooks secret, shown only here (docs/api.md §8)' }),
+          }),
+          '4xx': problemSchema,
+        },
       },
       validatorCompiler: readByHand,
     },
