@@ -9,6 +9,8 @@
 //    completions themselves share its one thread); due → received p50/p99 without a backlog.
 // The receiver runs in a worker thread (its own event loop, the same two cores).
 // BENCH_N (default 20,000: a run of several seconds, steadier than a short burst) sets N; DATABASE_URL runs it on PostgreSQL, else on the embedded database.
+// 5. The webhook platform (bench/webhook-platform.ts): callbacks/s with and without the Standard Webhooks HMAC,
+//    and one dead endpoint among 100 healthy ones (healthy deliveries/s, due → received p99, with and without).
 // BENCH_MARK=1 writes a line with the pid to stderr when the throughput run starts (to attach `perf record -p`).
 import { randomBytes, randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
@@ -22,6 +24,7 @@ import { insertTracking } from '../src/store/trackings.ts'
 import { startTestService } from '../test/support/service.ts'
 import { machineCpu, postgresCpuMs, postgresCpuSince, readStat } from './proc-cpu.ts'
 import { rawSigningRate as measureRawSigning } from './raw-signing.ts'
+import { webhookPlatformFigures } from './webhook-platform.ts'
 
 const N = Number(process.env.BENCH_N ?? 20_000)
 const LATENCY_SECONDS = 3
@@ -318,6 +321,7 @@ await ask('reset')
 await ask('track-secrets')
 const anvilLatency = await minedToReceived(Number(process.env.BENCH_ANVIL_PAYMENTS ?? 50))
 await receiver.terminate()
+const webhookLines = await webhookPlatformFigures()
 
 console.log(
   `\nbench:callbacks — ${service.database.kind}, N = ${fmt(N)}, ${(await import('node:os')).availableParallelism()} cores, UV_THREADPOOL_SIZE ${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`,
@@ -348,6 +352,8 @@ console.log(
 console.log(
   `steady due → received at ${fmt(steadyRate)}/s:  p50 ${percentile(steady, 50).toFixed(1)} ms, p99 ${percentile(steady, 99).toFixed(1)} ms (${steady.length} completions)`,
 )
+
+for (const line of webhookLines) console.log(line)
 
 /**
  * Payments registered through the API (traces, native currency), then paid one at a time on Anvil

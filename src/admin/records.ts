@@ -6,6 +6,7 @@ import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'
 import type { Integration } from '../store/integrations.ts'
 import type { Link } from '../store/links.ts'
 import type { Shop } from '../store/shops.ts'
+import type { EndpointRow } from '../store/webhook-endpoints.ts'
 
 /**
  * The JSON shapes of admin records, shared by the admin API and the CLI (docs/api.md §6: the CLI
@@ -47,6 +48,7 @@ export const integrationJson = (i: Integration) => ({
   account_id: i.accountId,
   name: i.name,
   public_key: i.publicKeyPem,
+  reversal_events: i.reversalEvents,
   created_at: i.createdAt.toISOString(),
 })
 
@@ -73,6 +75,8 @@ export const deliveryJson = (d: DeliveryRow) => ({
   last_error: d.last_error,
   finished_at: iso(d.finished_at),
   created_at: iso(d.created_at),
+  // Only on event deliveries (docs/api.md §8): a payment callback's shape stays as it was.
+  ...(d.event ? { event: d.event } : {}),
 })
 
 /** A delivery with its attempt log, as the operator tools list them. */
@@ -80,3 +84,15 @@ export const deliveryWithAttemptsJson = (d: DeliveryRow & { attemptLog: AttemptR
   ...deliveryJson(d),
   attempts: d.attemptLog.map(attemptJson),
 })
+
+/** An endpoint (docs/api.md §8); the operator's listing of every account adds `account_id`. */
+export const endpointJson = (e: EndpointRow) => ({
+  url: e.url,
+  state: e.state,
+  disabled_reason: e.disabledReason,
+  failing_since: e.failingSince?.toISOString() ?? null,
+  last_success_at: e.lastSuccessAt?.toISOString() ?? null,
+  pending_deliveries: e.pendingDeliveries,
+})
+
+export const accountEndpointJson = (e: EndpointRow) => ({ account_id: e.accountId, ...endpointJson(e) })

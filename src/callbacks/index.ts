@@ -6,15 +6,20 @@ import type { ReferenceCheck } from '../domain/reference-check.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
 import { findIntegration } from '../store/integrations.ts'
-import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
+import { sealStoredSigningKeys, sealStoredWebhookSecrets } from '../store/stored-key-sealing.ts'
 import { checkCallbackUrl } from './address-guard.ts'
 import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
 import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
+import { createTestEventSender } from './test-event.ts'
+import { followReversalEvents } from './reversal-events.ts'
+import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
 
 export interface CallbacksOptions {
   random?: RandomSource
+  /** false: callbacks carry only `x-signature`, no Standard Webhooks headers (benchmarks compare the two). */
+  standardWebhooks?: boolean
   pollMs?: number
   concurrency?: number
   perHost?: number
@@ -28,6 +33,10 @@ export interface CallbacksOptions {
 export interface Callbacks extends Subsystem {
   signer: CallbackSigner
   worker: DeliveryWorker
+  /** Standard Webhooks secrets; `forget()` after a rotation. */
+  secrets: WebhookSecretSource
+  /** Sends one signed test event to an endpoint url (docs/api.md §8). */
+  sendTestEvent(accountId: string, url: string): Promise<{ id: string }>
   referenceChecks: ReferenceCheck[]
   /** Signs record responses (`x-signature`). */
   decorateRecord: DecorateRecord
@@ -51,9 +60,13 @@ export async function createCallbacks(
   const db = database.db
   const sealed = await sealStoredSigningKeys(db, config.secretsKey)
   if (sealed > 0) logger.info({ count: sealed }, 'stored signing keys sealed')
+  const sealedSecrets = await sealStoredWebhookSecrets(db, config.secretsKey)
+  if (sealedSecrets > 0) logger.info({ count: sealedSecrets }, 'stored webhook secrets sealed')
   const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
+  const secrets = createWebhookSecretSource(db, clock, config.secretsKey)
+  const metrics = createCallbackMetrics(common.metrics.registry, db, clock)
   const worker = createDeliveryWorker({
     db,
     clock,
@@ -61,8 +74,11 @@ export async function createCallbacks(
     signer,
     sender,
     events,
-    metrics: createCallbackMetrics(common.metrics.registry, db, clock),
+    metrics,
     timeoutMs: config.callbackTimeoutSec * 1000,
+    secrets: options.standardWebhooks === false ? undefined : secrets,
+    perHost: config.endpointConcurrency,
+    disableAfterMs: config.endpointDisableAfterSec * 1000,
     ...options,
   })
 
@@ -78,6 +94,7 @@ export async function createCallbacks(
     return refused && { kind: 'invalid', errors: [{ path: 'callback', message: refused.shortMessage }] }
   }
 
+  let stopFollowing: (() => void) | undefined
   const wakeOnCompletion = (tracking: Tracking) => {
     if (tracking.callback) worker.wake()
   }
@@ -86,6 +103,8 @@ export async function createCallbacks(
     name: 'callback-delivery',
     signer,
     worker,
+    secrets,
+    sendTestEvent: createTestEventSender({ signer, sender, secrets, clock, logger: logger.child({ subsystem: 'callbacks' }) }),
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
       reply.header('x-signature', await signer.signCached(body, tracking.integrationId))
@@ -103,10 +122,12 @@ export async function createCallbacks(
           .execute()
       }
       events.on('completed', wakeOnCompletion)
+      stopFollowing = followReversalEvents(events, metrics, () => worker.wake())
       worker.start()
     },
     async stop() {
       events.off('completed', wakeOnCompletion)
+      stopFollowing?.()
       await worker.stop()
     },
   }

@@ -3,6 +3,9 @@ import { fullRecord } from '../domain/tracking.ts'
 import type { ClaimedDelivery } from '../store/deliveries.ts'
 import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
+import type { WebhookSecretSource } from './webhook-secret-source.ts'
+import { standardWebhookHeaders } from './webhook-signature.ts'
+import type { WebhookSecretSet } from '../store/webhook-secrets.ts'
 
 /**
  * The stages a claimed delivery goes through inside one worker: signing (a bounded number at once on
@@ -17,6 +20,11 @@ export interface AttemptPipeline {
   load(host: string): number
   /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
   meanMs(host: string): number
+  /**
+   * Stops starting attempts: every delivery not yet sent (queued, or still being signed) goes to
+   * `cancelled` instead of its `done`, so a stop never waits behind a slow endpoint's queue.
+   */
+  close(cancelled: (delivery: ClaimedDelivery) => void): void
 }
 
 interface Job {
@@ -25,6 +33,7 @@ interface Job {
   done: (result: SendResult, startedAt: Date) => void
   body?: string
   headers?: Record<string, string>
+  secrets?: WebhookSecretSet
 }
 
 interface HostState {
@@ -37,12 +46,15 @@ interface HostState {
 export function createAttemptPipeline(options: {
   signer: CallbackSigner
   sender: CallbackSender
+  /** Standard Webhooks secrets (docs/api.md §8); without, only `x-signature` is sent (benchmarks compare). */
+  secrets?: WebhookSecretSource
   clock: () => Date
   concurrency: number
   perHost: number
   signing: number
 }): AttemptPipeline {
   const { signer, sender, clock } = options
+  let cancel: ((delivery: ClaimedDelivery) => void) | undefined
   const toSign: Job[] = []
   let signing = 0
   let inFlight = 0
@@ -76,13 +88,16 @@ export function createAttemptPipeline(options: {
         continue
       }
       signing++
-      const body = asciiJson(fullRecord(tracking))
-      signer
-        .sign(body, tracking.integrationId)
+      const body = bodyOf(job.delivery)
+      const secrets = options.secrets?.secretsFor(tracking.accountId, tracking.integrationId)
+      Promise.all([signer.sign(body, tracking.integrationId), secrets])
         .then(
-          (signature) => {
+          ([signature, secretSet]) => {
             job.body = body
+            job.secrets = secretSet
             job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
+            if (job.delivery.event) job.headers['x-paywatch-event'] = job.delivery.event
+            if (cancel) return drop(job)
             hostState(job.host).ready.push(job)
             pumpHttp(job.host)
           },
@@ -95,7 +110,16 @@ export function createAttemptPipeline(options: {
     }
   }
 
+  /** A job that will not be attempted (the pipeline closed): no longer in this host's load. */
+  function drop(job: Job): void {
+    const state = hostState(job.host)
+    state.load--
+    if (state.load === 0 && state.inFlight === 0) hosts.delete(job.host)
+    cancel!(job.delivery)
+  }
+
   function pumpHttp(host: string): void {
+    if (cancel) return
     const state = hostState(host)
     waiting.delete(host)
     while (state.inFlight < options.perHost && inFlight < options.concurrency && state.ready.length > 0) {
@@ -103,7 +127,11 @@ export function createAttemptPipeline(options: {
       state.inFlight++
       inFlight++
       const startedAt = clock()
-      sender.send(job.delivery.tracking.callback!, job.body!, job.headers!).then((result) => {
+      // The Standard Webhooks timestamp is this attempt's: signed now, not when the RSA signature was made.
+      const headers = job.secrets
+        ? { ...job.headers!, ...standardWebhookHeaders(job.secrets, job.delivery.id, startedAt, job.body!) }
+        : job.headers!
+      sender.send(job.delivery.tracking.callback!, job.body!, headers).then((result) => {
         state.inFlight--
         inFlight--
         // An exponentially weighted mean: recent answers count most.
@@ -127,5 +155,16 @@ export function createAttemptPipeline(options: {
     },
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
+    close(cancelled) {
+      cancel = cancelled
+      for (const job of toSign.splice(0)) drop(job)
+      for (const state of [...hosts.values()]) for (const job of state.ready.splice(0)) drop(job)
+    },
   }
+}
+
+/** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
+function bodyOf(delivery: ClaimedDelivery): string {
+  const record = fullRecord(delivery.tracking)
+  return asciiJson(delivery.event ? { event: delivery.event, payment: record } : record)
 }
