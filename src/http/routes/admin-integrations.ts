@@ -7,6 +7,8 @@ import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
+import { integrationSchema } from '../admin-schemas.ts'
+import { Type } from '@sinclair/typebox'
 import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
@@ -36,7 +38,7 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         security,
         params: idParams,
         body: fieldsSchema(integrationRequestFields),
-        response: { '4xx': problemSchema },
+        response: { 201: integrationSchema, '4xx': problemSchema },
       },
       validatorCompiler: readByHand,
     },
@@ -58,7 +60,7 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         tags,
         security,
         params: idParams,
-        response: { '4xx': problemSchema },
+        response: { 200: Type.Array(integrationSchema), '4xx': problemSchema },
       },
     },
     async (request) => {
@@ -71,7 +73,13 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
   app.get<{ Params: { id: string } }>(
     '/admin/integrations/:id',
     {
-      schema: { summary: 'Show an integration and its public key', tags, security, params: idParams, response: { '4xx': problemSchema } },
+      schema: {
+        summary: 'Show an integration and its public key',
+        tags,
+        security,
+        params: idParams,
+        response: { 200: integrationSchema, '4xx': problemSchema },
+      },
     },
     async (request) => {
       const shown = await showIntegration(deps, request.params.id)
