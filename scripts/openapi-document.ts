@@ -5,7 +5,12 @@ import { loadConfig } from '../src/config/config.ts'
 import { createService } from '../src/service.ts'
 
 export async function openApiDocument(): Promise<Record<string, unknown>> {
-  const config = loadConfig({ PAYWATCH_DATA_DIR: 'memory://openapi', PAYWATCH_ADMIN_TOKEN: 'openapi-document-token-0123456789abcdef', LOG_LEVEL: 'silent' })
+  const loaded = loadConfig({
+    PAYWATCH_ADMIN_TOKEN: 'openapi-document-token-0123456789abcdef',
+    LOG_LEVEL: 'silent',
+  })
+  // In memory (loadConfig would resolve the folder to a path).
+  const config = { ...loaded, dataDir: 'memory://' }
   const service = await createService(config, { logger: pino({ level: 'silent' }), background: false })
   try {
     const response = await service.app.inject({ method: 'GET', url: '/openapi.json' })
