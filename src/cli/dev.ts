@@ -7,6 +7,7 @@ import { createApiKey } from '../store/api-keys.ts'
 import { createService } from '../service.ts'
 import { assertDataDirFree } from '../store/data-dir-lock.ts'
 import { anvilBinary, anvilWatchdogScript } from './anvil-watchdog.ts'
+import { writeDevSession } from './dev-pay.ts'
 import { onStopSignals } from './stop-signals.ts'
 
 const ANVIL_CHAIN_ID = 31337
@@ -15,8 +16,11 @@ const ANVIL_CHAIN_ID = 31337
  * A local playground: a fresh Anvil node stands in for `ethereum`, the service runs on an embedded
  * database of its own, and an account with an API key is created and printed.
  */
+/** Where `paywatch dev` keeps its embedded database and its session file. */
+export const devDataDir = (base: Config): string => (base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev'))
+
 export async function dev(base: Config, options: { anvilPort: number }): Promise<void> {
-  const dataDir = base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev')
+  const dataDir = devDataDir(base)
   // A second `dev` on the folder stops here with one line, before its Anvil could take the port.
   if (!base.databaseUrl) assertDataDirFree(dataDir)
   const anvil = startAnvil(options.anvilPort)
@@ -51,6 +55,7 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
   const account = await createAccount(service.database.db, 'dev')
   const key = await createApiKey(service.database.db, account.id)
   const address = await service.listen()
+  writeDevSession(dataDir, { api: address, apiKey: key.key, rpc, pid: process.pid })
   console.log(
     [
       '',
@@ -59,6 +64,11 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
       `  API key    : ${key.key}`,
       `  admin token: ${config.adminToken}`,
       `  docs       : ${address}/docs`,
+      '',
+      'First payment: in a second terminal, a callback receiver (examples/node-http.ts):',
+      `  PAYWATCH_URL=${address} PAYWATCH_API_KEY=${key.key} npm run example:receiver`,
+      'and in a third, a payment on this chain with its callback to that receiver:',
+      `  npx paywatch dev pay --callback http://127.0.0.1:4000/`,
       '',
     ].join('\n'),
   )

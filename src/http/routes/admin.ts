@@ -12,7 +12,7 @@ import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
 import { accountSchema, apiKeySchema, createdApiKeySchema } from '../admin-schemas.ts'
 import { Type } from '@sinclair/typebox'
-import { noRoute, problem } from '../problem.ts'
+import { noAdminApi, problem } from '../problem.ts'
 
 export interface AdminRoutesDeps {
   db: Db
@@ -26,7 +26,7 @@ export interface AdminRoutesDeps {
 export function adminGuard(adminToken: string | null) {
   const expected = adminToken ? Buffer.from(adminToken) : null
   return async (request: FastifyRequest): Promise<void> => {
-    if (!expected) throw noRoute(request.method, request.url)
+    if (!expected) throw noAdminApi(request.method, request.url)
     const header = request.headers.authorization ?? ''
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '')
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
