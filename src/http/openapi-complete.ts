@@ -1,7 +1,7 @@
 import { paymentRecordSchema } from './schemas.ts'
 
 /**
- * Completes the OpenAPI document @fastify/swagger builds from the route schemas (docs/api.md §7): what a
+ * Completes the OpenAPI document @fastify/swagger builds from the route schemas (docs/api.md §8): what a
  * route schema cannot say, or says for Fastify's serializer rather than for readers. Applied to the
  * whole document, so a route added later is completed the same way:
  * - `servers` and the licence;
@@ -77,7 +77,7 @@ const nonJsonAnswers: Record<string, Json> = {
       },
     },
   },
-  'get /cable': { '101': { description: 'Switched to the WebSocket protocol (ActionCable, docs/api.md §4)' } },
+  'get /cable': { '101': { description: 'Switched to the WebSocket protocol (ActionCable)' } },
 }
 
 /** Answers that carry `x-signature` over their body. */

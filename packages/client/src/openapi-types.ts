@@ -4639,7 +4639,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Switched to the WebSocket protocol (ActionCable, docs/api.md §4) */
+            /** @description Switched to the WebSocket protocol (ActionCable) */
             101: {
                 headers: {
                     [name: string]: unknown;

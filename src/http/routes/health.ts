@@ -13,7 +13,7 @@ export interface HealthRoutesDeps {
 }
 
 const liveness = Type.Object({ status: Type.Literal('ok') })
-/** Open: each chain's entry is the engine's own report (docs/api.md §7), serialized as it is. */
+/** Open: each chain's entry is the engine's own report (docs/api.md §6), serialized as it is. */
 const readiness = Type.Object(
   {
     status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
