@@ -36,7 +36,7 @@ function readDevSession(dataDir: string): DevSession {
  * account #1 to #2 with the dev account's key (and the given callback), sends it, and prints each step
  * until the callback was answered.
  */
-export async function devPay(dataDir: string, options: { amount: string; callback?: string }): Promise<void> {
+export async function devPay(dataDir: string, options: { amount: string; callback: string }): Promise<void> {
   const session = readDevSession(dataDir)
   const payer = privateKeyToAccount(PAYER_KEY)
   const chain = { ...anvilChain, rpcUrls: { default: { http: [session.rpc] } } }
@@ -64,7 +64,7 @@ export async function devPay(dataDir: string, options: { amount: string; callbac
     token: NATIVE,
     amount: options.amount,
     secret_id: secretId,
-    ...(options.callback ? { callback: options.callback } : {}),
+    callback: options.callback,
   })
   console.log(`payment ${secretId} registered: ${options.amount} ETH from ${payer.address} to ${PAYEE}`)
   const hash = await wallet.sendTransaction({ to: PAYEE, value: parseEther(options.amount), nonce })
@@ -81,7 +81,6 @@ export async function devPay(dataDir: string, options: { amount: string; callbac
   console.log(
     `payment ${record.status}${record.failed_reason ? ` (${record.failed_reason})` : ''} after ${record.confirmations} confirmation(s)`,
   )
-  if (!options.callback) return
   for (;;) {
     const [delivery] = (await api('GET', `/v2/payments/${secretId}/deliveries`)).deliveries as Record<string, any>[]
     const attempt = delivery?.attempts?.[0]

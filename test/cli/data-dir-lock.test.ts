@@ -104,7 +104,9 @@ test('a second serve and a CLI command on a running data directory stop with one
   assert.match(after.lines.join('\n'), /after the crash/, 'what the CLI wrote is there')
 })
 
-test('paywatch dev: a second dev on the folder stops with one line; each dev starts from an empty database', { skip }, async () => {
+test('paywatch dev: a second dev on the folder stops with one line; each dev starts from an empty database and tracks at once', {
+  skip,
+}, async () => {
   const devEnv = { ...env, PORT: '0' }
   const devDir = join(dataDir, 'dev')
   const runDev = async () => {
@@ -132,6 +134,11 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
     [/account id : (\S+)/.exec(again.output())![1]],
     `only this run's account; ${firstAccount} was wiped`,
   )
+  // The second dev in a row tracks at once: a payment on its new chain is judged (its callback, to no
+  // receiver, fails; the command reports that attempt).
+  const paid = await finished(start(['dev', 'pay', '--amount', '0.02'], devEnv))
+  assert.equal(paid.code, 0, paid.lines.join('\n'))
+  assert.match(paid.lines.join('\n'), /payment success after/)
   again.child.kill('SIGTERM')
   assert.equal((await again.exited).code, 0, again.output())
 })
