@@ -80,8 +80,8 @@ const nonJsonAnswers: Record<string, Json> = {
   'get /cable': { '101': { description: 'Switched to the WebSocket protocol (ActionCable)' } },
 }
 
-/** Answers that carry `x-signature` over their body. */
-const signedAnswers = ['get /v2/payments/{secret_id}', 'post /v2/payments', 'post /v2/payments/release']
+/** Answers that carry `x-signature` over their body (reads and releases; a create is not signed). */
+const signedAnswers = ['get /v2/payments/{secret_id}', 'post /v2/payments/release']
 
 export function completeOpenApi(document: Json): Json {
   document.info = { ...document.info, license: { name: 'MIT', identifier: 'MIT' } }

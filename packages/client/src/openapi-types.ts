@@ -5671,8 +5671,6 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
-                    "x-signature"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5714,8 +5712,6 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
-                    "x-signature"?: string;
                     [name: string]: unknown;
                 };
                 content: {
