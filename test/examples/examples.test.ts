@@ -12,7 +12,8 @@ import { createClient, type PaymentRecord } from '@paywatch/client'
 import { startNodeReceiver } from '../../examples/node-http.ts'
 import { startFastifyReceiver } from '../../examples/fastify.ts'
 import { POST } from '../../examples/next-route.ts'
-import type { ReceiverOptions } from '../../examples/receiver-core.ts'
+import { createCallbackHandler, type ReceiverOptions } from '../../examples/receiver-core.ts'
+import { Webhook } from 'standardwebhooks'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
 import { freshAddress, NATIVE, startEngineService } from '../engine/support.ts'
@@ -125,4 +126,30 @@ test('examples/next-route.ts: the Web Request/Response handler verifies, dedupes
   const refused = await POST(new Request('http://host/', { method: 'POST', headers: lastRequest!.headers, body: new Uint8Array(tampered) }))
   assert.equal(refused.status, 401)
   assert.deepEqual(answers, [200])
+})
+
+test('examples with a webhook secret also check webhook-signature (Standard Webhooks)', async () => {
+  const secret = `whsec_${randomBytes(24).toString('base64')}`
+  const seen: string[] = []
+  const handle = createCallbackHandler({ ...optionsFor(seen, 'now'), webhookSecret: secret })
+  const body = JSON.stringify({ status: 'success', blockchain: 'ethereum', secret_id: 'webhook-1', amount: '1' })
+  const timestamp = Math.floor(Date.now() / 1000)
+  const headers = (webhookSignature: string) => ({
+    'x-signature': signature,
+    'x-delivery-id': 'delivery-webhook-1',
+    'webhook-id': 'delivery-webhook-1',
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': webhookSignature,
+  })
+  const signature = await service.callbacks.signer.sign(body, null)
+  const other = `whsec_${randomBytes(24).toString('base64')}`
+  const refused = await handle({ body, headers: headers(new Webhook(other).sign('delivery-webhook-1', new Date(timestamp * 1000), body)) })
+  assert.equal(refused.status, 401)
+  const accepted = await handle({
+    body,
+    headers: headers(new Webhook(secret).sign('delivery-webhook-1', new Date(timestamp * 1000), body)),
+  })
+  assert.equal(accepted.status, 200)
+  assert.deepEqual(JSON.parse(accepted.body!), { forward_to: 'https://shop.example/thanks/webhook-1' })
+  assert.deepEqual(seen, ['webhook-1 delivery-webhook-1'])
 })
