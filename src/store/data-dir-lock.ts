@@ -44,7 +44,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
       rmSync(path, { force: true })
       continue
     }
-    writeSync(fd, `${process.pid}\n`)
+    writeSync(fd, `${process.pid}\n${bootId()}\n`)
     closeSync(fd)
     heldHere.add(path)
     return {
@@ -65,13 +65,32 @@ export function assertDataDirFree(dataDir: string): void {
   if (holder !== null && holder !== process.pid && isAlive(holder)) throw new DataDirLockedError(dataDir, holder)
 }
 
+/**
+ * The pid in the lock file, or null when there is none or it was written before the last reboot (Linux's
+ * boot id differs): after a reboot the same pid may well belong to another program.
+ */
 function holderOf(path: string): number | null {
   try {
-    const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10)
+    const [pidLine, bootLine] = readFileSync(path, 'utf8').split('\n')
+    const pid = Number.parseInt(pidLine!.trim(), 10)
+    if (bootLine?.trim() && bootId() && bootLine.trim() !== bootId()) return null
     return Number.isInteger(pid) && pid > 0 ? pid : null
   } catch {
     return null
   }
+}
+
+let currentBootId: string | undefined
+/** Linux's id of this boot; empty elsewhere (then only the pid is compared). */
+function bootId(): string {
+  if (currentBootId === undefined) {
+    try {
+      currentBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    } catch {
+      currentBootId = ''
+    }
+  }
+  return currentBootId
 }
 
 function isAlive(pid: number): boolean {
