@@ -39,6 +39,8 @@ export interface ServiceOptions {
   callbacks?: CallbacksOptions
   /** Sees the SQL of every database query (tests count queries). */
   onQuery?: (sql: string) => void
+  /** Start from an empty embedded database (`paywatch dev`: its Anvil chain is new each time). */
+  freshDatabase?: boolean
 }
 
 export interface Service {
@@ -74,6 +76,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       dataDir: config.dataDir,
       preparedStatements: config.preparedStatements,
       onQuery: options.onQuery,
+      fresh: options.freshDatabase,
     })
     shutdown.add('database', () => database.close())
     const applied = await migrate(database.db)

@@ -5,7 +5,9 @@ import type { Config } from '../config/config.ts'
 import { createAccount } from '../store/accounts.ts'
 import { createApiKey } from '../store/api-keys.ts'
 import { createService } from '../service.ts'
+import { assertDataDirFree } from '../store/data-dir-lock.ts'
 import { anvilBinary, anvilWatchdogScript } from './anvil-watchdog.ts'
+import { writeDevSession } from './dev-pay.ts'
 import { onStopSignals } from './stop-signals.ts'
 
 const ANVIL_CHAIN_ID = 31337
@@ -14,14 +16,20 @@ const ANVIL_CHAIN_ID = 31337
  * A local playground: a fresh Anvil node stands in for `ethereum`, the service runs on an embedded
  * database of its own, and an account with an API key is created and printed.
  */
+/** Where `paywatch dev` keeps its embedded database and its session file. */
+export const devDataDir = (base: Config): string => (base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev'))
+
 export async function dev(base: Config, options: { anvilPort: number }): Promise<void> {
+  const dataDir = devDataDir(base)
+  // A second `dev` on the folder stops here with one line, before its Anvil could take the port.
+  if (!base.databaseUrl) assertDataDirFree(dataDir)
   const anvil = startAnvil(options.anvilPort)
   const rpc = `http://127.0.0.1:${options.anvilPort}`
 
   // Requests over HTTP; the WebSocket URL only wakes the follower on each new block (newHeads).
   const config: Config = {
     ...base,
-    dataDir: base.databaseUrl ? base.dataDir : join(base.dataDir, 'dev'),
+    dataDir,
     // A fresh random token on each start, printed below: a fixed one would be known to everyone.
     adminToken: base.adminToken ?? randomBytes(24).toString('base64url'),
     allowPrivateCallbacks: true,
@@ -30,7 +38,9 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
       ethereum: { ...base.chains.ethereum!, rpc: [rpc, `ws://127.0.0.1:${options.anvilPort}`], chainId: ANVIL_CHAIN_ID, finalityDepth: 2 },
     },
   }
-  const starting = waitForRpc(rpc, anvil.exited).then(() => createService(config))
+  // Anvil's chain is new on each start, so the embedded database is too: progress, trackings and
+  // accounts of a previous chain would not match this one.
+  const starting = waitForRpc(rpc, anvil.exited).then(() => createService(config, { freshDatabase: true }))
   // The service first (HTTP, workers, chain clients, database), then Anvil: with Anvil gone first,
   // the follower's WebSocket would be reconnecting to it while the service stops.
   const stopping = onStopSignals(async () => {
@@ -45,6 +55,7 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
   const account = await createAccount(service.database.db, 'dev')
   const key = await createApiKey(service.database.db, account.id)
   const address = await service.listen()
+  writeDevSession(dataDir, { api: address, apiKey: key.key, rpc, pid: process.pid })
   console.log(
     [
       '',
@@ -53,6 +64,11 @@ export async function dev(base: Config, options: { anvilPort: number }): Promise
       `  API key    : ${key.key}`,
       `  admin token: ${config.adminToken}`,
       `  docs       : ${address}/docs`,
+      '',
+      'First payment: in a second terminal, a callback receiver (examples/node-http.ts):',
+      `  PAYWATCH_URL=${address} PAYWATCH_API_KEY=${key.key} npm run example:receiver`,
+      'and in a third, a payment on this chain with its callback to that receiver:',
+      `  npx paywatch dev pay --callback http://127.0.0.1:4000/`,
       '',
     ].join('\n'),
   )

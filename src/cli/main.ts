@@ -5,10 +5,16 @@ import { registerDataCommands } from './data-commands.ts'
 import { registerCallbackCommands } from './callback-commands.ts'
 import { registerEndpointCommands } from './endpoint-commands.ts'
 import { registerAccountDataCommands } from './account-data-commands.ts'
-import { dev } from './dev.ts'
+import { dev, devDataDir } from './dev.ts'
+import { devPay } from './dev-pay.ts'
+import { readFileSync } from 'node:fs'
 import { serve } from './serve.ts'
 import { withDatabase } from './with-database.ts'
 import { migrate } from '../store/migrate.ts'
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
 
 /** Configuration problems end the command with one line naming the setting. */
 export function configOrExit(): Config {
@@ -23,27 +29,40 @@ export function configOrExit(): Config {
   }
 }
 
-const program = new Command('paywatch').description('Paywatch: self-hostable blockchain payment tracking').showHelpAfterError()
+const program = new Command('paywatch')
+  .description('Paywatch: self-hostable blockchain payment tracking')
+  .version(packageVersion(), '-V, --version')
+  .showHelpAfterError()
 
 program
   .command('serve')
   .description('run the service: HTTP API, chain followers and callback workers')
   .action(async () => serve(configOrExit()))
 
-program
+const devCommand = program
   .command('dev')
   .description('local playground: an Anvil node as "ethereum", the service, and a printed API key')
   .option('--anvil-port <port>', 'port of the local Anvil node', '8545')
   .action(async (options: { anvilPort: string }) => dev(configOrExit(), { anvilPort: Number(options.anvilPort) }))
+devCommand
+  .command('pay')
+  .description('send one payment on the running dev chain and follow it to its callback')
+  .option('--amount <eth>', 'amount of ETH', '0.01')
+  .option('--callback <url>', 'callback URL (default: the example receiver of npm run example:receiver)', 'http://127.0.0.1:4000/')
+  .action(async (options: { amount: string; callback: string }) => devPay(devDataDir(configOrExit()), options))
 
 program
   .command('migrate')
   .description('apply database migrations and exit')
   .action(async () => {
-    await withDatabase(configOrExit(), async (db) => {
-      const applied = await migrate(db)
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date')
-    })
+    await withDatabase(
+      configOrExit(),
+      async (db) => {
+        const applied = await migrate(db)
+        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date')
+      },
+      { migrate: false },
+    )
   })
 
 registerAdminCommands(program, configOrExit)

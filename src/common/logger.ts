@@ -13,6 +13,14 @@ const redactPaths = [
   'callback',
 ]
 
+/**
+ * JSON lines, one per event (for log collectors); readable lines when the output is a terminal (a person
+ * running `paywatch dev` or `npm start`), through pino-pretty.
+ */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' } }, destination)
+  const options: pino.LoggerOptions = { level, redact: { paths: redactPaths, censor: '[redacted]' } }
+  if (!destination && process.stdout.isTTY) {
+    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } })
+  }
+  return pino(options, destination)
 }

@@ -28,6 +28,8 @@ import { adminRoutes } from './routes/admin.ts'
 import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
+import { completeOpenApi } from './openapi-complete.ts'
+import { docsPage } from './docs-page.ts'
 
 export const BODY_LIMIT = 64 * 1024
 
@@ -86,7 +88,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
+      openapi: '3.1.0',
       info: { title: 'Paywatch API', version: '2', description: 'Blockchain payment tracking' },
+      tags: [
+        { name: 'payments', description: 'Payment trackings, their release and callback deliveries' },
+        { name: 'callbacks', description: 'Verifying callbacks' },
+        { name: 'admin', description: 'Accounts, keys and integrations (admin token)' },
+        { name: 'operations', description: 'Health, readiness and metrics' },
+      ],
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -96,8 +105,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       security: [{ apiKey: [] }],
     },
+    transformObject: (documents) => completeOpenApi((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })

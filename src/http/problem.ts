@@ -123,16 +123,28 @@ export function problemBody(problem: HttpProblem): Record<string, unknown> {
 export const validationFailed = (errors: FieldError[]): HttpProblem =>
   problem('VALIDATION_FAILED', errors.map((e) => (e.path ? `${e.path} ${e.message}` : e.message)).join('; '), { errors })
 
-/** 400 for a blockchain name this service does not track (docs/api.md §6). */
-export const unsupportedBlockchain = (blockchain: string): HttpProblem =>
-  problem('UNSUPPORTED_BLOCKCHAIN', `blockchain ${JSON.stringify(blockchain.slice(0, 40))} is not supported by this service`, {
-    errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }],
-  })
+/** 400 for a blockchain name this service does not track (docs/api.md §6): the detail says what the operator sets. */
+export const unsupportedBlockchain = (blockchain: string): HttpProblem => {
+  const name = blockchain.slice(0, 40)
+  const envName = /^[a-z0-9_-]+$/i.test(name) ? `PAYWATCH_RPC_${name.toUpperCase().replace(/-/g, '_')}` : 'PAYWATCH_RPC_<CHAIN>'
+  return problem(
+    'UNSUPPORTED_BLOCKCHAIN',
+    `blockchain ${JSON.stringify(name)} is not supported by this service: it has no RPC URLs (the operator sets ${envName} or "chains" in the PAYWATCH_CONFIG file)`,
+    { errors: [{ path: 'blockchain', message: 'is not a tracked blockchain' }] },
+  )
+}
 
 export const notFound = (what = 'resource'): HttpProblem => problem('NOT_FOUND', `${what} not found`)
 
-/** 404 for a path no route answers (or the admin API when no admin token is configured). */
+/** 404 for a path no route answers. */
 export const noRoute = (method: string, url: string): HttpProblem => problem('NOT_FOUND', `no route ${method} ${url.split('?')[0]}`)
+
+/** 404 for the admin API while no admin token is configured: it does not exist until the operator sets one. */
+export const noAdminApi = (method: string, url: string): HttpProblem =>
+  problem(
+    'NOT_FOUND',
+    `no route ${method} ${url.split('?')[0]}: the admin API is off until the operator sets PAYWATCH_ADMIN_TOKEN (at least 32 characters)`,
+  )
 
 /** 503 when a chain read or check found the RPC unreachable: the client may retry (docs/api.md §6). */
 export const chainUnavailable = (): HttpProblem =>

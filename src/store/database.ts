@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts'
 import { createPGlitePool } from './pglite-pool.ts'
 import { createPreparedPool } from './prepared-pool.ts'
 import type { Database } from './schema.ts'
@@ -24,6 +25,8 @@ export interface DatabaseOptions {
   poolSize?: number
   /** PostgreSQL: prepare the statements run often (default true). */
   preparedStatements?: boolean
+  /** Embedded database: start from an empty one, deleting what the folder held (`paywatch dev`). */
+  fresh?: boolean
   /** Sees the SQL of every query (tests count them). */
   onQuery?: (sql: string) => void
 }
@@ -60,13 +63,34 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     return { db, kind: 'postgres', url: options.databaseUrl, close: () => db.destroy() }
   }
   let dataPath = options.dataDir
+  let lock: DataDirLock | undefined
   if (!dataPath.startsWith('memory://')) {
     mkdirSync(options.dataDir, { recursive: true })
+    // Before PGlite touches the folder: a second process on it stops here (DataDirLockedError).
+    lock = lockDataDir(options.dataDir)
     dataPath = join(options.dataDir, 'pglite')
+    if (options.fresh) rmSync(dataPath, { recursive: true, force: true })
   }
-  const pglite = await PGlite.create(dataPath)
+  let pglite: PGlite
+  try {
+    pglite = await PGlite.create(dataPath)
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }), log: queryLog(options) })
-  return { db, kind: 'pglite', url: null, close: () => db.destroy() }
+  return {
+    db,
+    kind: 'pglite',
+    url: null,
+    close: async () => {
+      try {
+        await db.destroy()
+      } finally {
+        lock?.release()
+      }
+    },
+  }
 }
 
 const queryLog = (options: DatabaseOptions): KyselyConfig['log'] =>

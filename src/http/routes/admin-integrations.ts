@@ -9,6 +9,8 @@ import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
+import { createdIntegrationSchema, integrationSchema } from '../admin-schemas.ts'
+import { Type } from '@sinclair/typebox'
 import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
@@ -40,18 +42,7 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         security,
         params: idParams,
         body: fieldsSchema(integrationRequestFields),
-        response: {
-          201: Type.Object({
-            id: Type.String(),
-            account_id: Type.String(),
-            name: Type.Union([Type.String(), Type.Null()]),
-            public_key: Type.String({ description: 'SPKI PEM verifying its x-signature' }),
-            reversal_events: Type.Boolean(),
-            created_at: Type.String(),
-            webhook_secret: Type.String({ description: 'whsec_…: its Standard Webhooks secret, shown only here (docs/api.md §8)' }),
-          }),
-          '4xx': problemSchema,
-        },
+        response: { 201: createdIntegrationSchema, '4xx': problemSchema },
       },
       validatorCompiler: readByHand,
     },
@@ -75,7 +66,7 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         tags,
         security,
         params: idParams,
-        response: { '4xx': problemSchema },
+        response: { 200: Type.Array(integrationSchema), '4xx': problemSchema },
       },
     },
     async (request) => {
@@ -88,7 +79,13 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
   app.get<{ Params: { id: string } }>(
     '/admin/integrations/:id',
     {
-      schema: { summary: 'Show an integration and its public key', tags, security, params: idParams, response: { '4xx': problemSchema } },
+      schema: {
+        summary: 'Show an integration and its public key',
+        tags,
+        security,
+        params: idParams,
+        response: { 200: integrationSchema, '4xx': problemSchema },
+      },
     },
     async (request) => {
       const shown = await showIntegration(deps, request.params.id)

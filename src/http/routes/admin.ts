@@ -10,7 +10,9 @@ import type { Db } from '../../store/database.ts'
 import { HttpProblem, notFound, validationFailed } from '../problem.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
-import { noRoute, problem } from '../problem.ts'
+import { accountSchema, apiKeySchema, createdApiKeySchema } from '../admin-schemas.ts'
+import { Type } from '@sinclair/typebox'
+import { noAdminApi, problem } from '../problem.ts'
 
 export interface AdminRoutesDeps {
   db: Db
@@ -24,7 +26,7 @@ export interface AdminRoutesDeps {
 export function adminGuard(adminToken: string | null) {
   const expected = adminToken ? Buffer.from(adminToken) : null
   return async (request: FastifyRequest): Promise<void> => {
-    if (!expected) throw noRoute(request.method, request.url)
+    if (!expected) throw noAdminApi(request.method, request.url)
     const header = request.headers.authorization ?? ''
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '')
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
@@ -61,7 +63,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
         tags,
         security,
         body: fieldsSchema(accountRequestFields),
-        response: { '4xx': problemSchema },
+        response: { 201: accountSchema, '4xx': problemSchema },
       },
       validatorCompiler: readByHand,
     },
@@ -73,14 +75,22 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
     },
   )
 
-  app.get('/admin/accounts', { schema: { summary: 'List accounts', tags, security } }, async () =>
-    (await listAccounts(deps)).map(accountJson),
+  app.get(
+    '/admin/accounts',
+    { schema: { summary: 'List accounts', tags, security, response: { 200: Type.Array(accountSchema) } } },
+    async () => (await listAccounts(deps)).map(accountJson),
   )
 
   app.post<{ Params: { id: string } }>(
     '/admin/accounts/:id/api-keys',
     {
-      schema: { summary: 'Create an API key (shown once)', tags, security, params: idParams, response: { '4xx': problemSchema } },
+      schema: {
+        summary: 'Create an API key (shown once)',
+        tags,
+        security,
+        params: idParams,
+        response: { 201: createdApiKeySchema, '4xx': problemSchema },
+      },
     },
     async (request, reply) => {
       const created = await createApiKey(deps, request.params.id)
@@ -93,7 +103,13 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
   app.get<{ Params: { id: string } }>(
     '/admin/accounts/:id/api-keys',
     {
-      schema: { summary: "List an account's API keys (without the keys)", tags, security, params: idParams },
+      schema: {
+        summary: "List an account's API keys (without the keys)",
+        tags,
+        security,
+        params: idParams,
+        response: { 200: Type.Array(apiKeySchema) },
+      },
     },
     async (request) => {
       const listed = await listApiKeys(deps, request.params.id)

@@ -50,6 +50,7 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
       '/v2/payments/:secret_id/deliveries',
       {
         schema: {
+          operationId: 'listPaymentDeliveries',
           summary: "A payment's callback deliveries, newest first, each with its attempt log",
           tags: ['callbacks'],
           params,
@@ -72,6 +73,7 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
       '/v2/payments/:secret_id/redeliver',
       {
         schema: {
+          operationId: 'redeliverPayment',
           summary: "Send a completed payment's callback again, now (202); a delivery still waiting for a retry is brought forward",
           tags: ['callbacks'],
           params,

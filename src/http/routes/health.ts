@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { Registry } from 'prom-client'
@@ -11,10 +12,29 @@ export interface HealthRoutesDeps {
   chainReadiness: () => Promise<ChainReadiness[]>
 }
 
-export async function healthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): Promise<void> {
-  app.get('/healthz', { schema: { summary: 'Liveness', tags: ['operations'] } }, async () => ({ status: 'ok' }))
+const liveness = Type.Object({ status: Type.Literal('ok') })
+/** Open: each chain's entry is the engine's own report (docs/api.md §6), serialized as it is. */
+const readiness = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ready'), Type.Literal('not ready')]),
+    database: Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) }, { additionalProperties: true }),
+    chains: Type.Array(Type.Object({ ok: Type.Boolean() }, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+)
 
-  app.get('/readyz', { schema: { summary: 'Readiness: database and each chain', tags: ['operations'] } }, async (_request, reply) => {
+export async function healthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): Promise<void> {
+  app.get('/healthz', { schema: { summary: 'Liveness', tags: ['operations'], security: [], response: { 200: liveness } } }, async () => ({
+    status: 'ok',
+  }))
+
+  const readyzSchema = {
+    summary: 'Readiness: database and each chain',
+    tags: ['operations'],
+    security: [],
+    response: { 200: readiness, 503: readiness },
+  }
+  app.get('/readyz', { schema: readyzSchema }, async (_request, reply) => {
     const [database, chains] = await Promise.all([
       sql`SELECT 1`.execute(deps.db).then(
         () => ({ ok: true }),
@@ -26,7 +46,7 @@ export async function healthRoutes(app: FastifyInstance, deps: HealthRoutesDeps)
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, chains })
   })
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['operations'] } }, async (_request, reply) =>
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['operations'], security: [] } }, async (_request, reply) =>
     reply.type(deps.registry.contentType).send(await deps.registry.metrics()),
   )
 }

@@ -35,6 +35,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
     '/v2/payments',
     {
       schema: {
+        operationId: 'createPayment',
         summary: 'Create a payment tracking (idempotent)',
         tags: ['payments'],
         body: createPaymentBodySchema,
@@ -77,6 +78,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
     '/v2/payments/:secret_id',
     {
       schema: {
+        operationId: 'getPayment',
         summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
         tags: ['payments'],
         params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },

@@ -10,6 +10,7 @@ export async function publicKeyRoutes(app: FastifyInstance, deps: { publicKeyPem
     '/v2/public-key',
     {
       schema: {
+        operationId: 'getPublicKey',
         summary: 'Public key that verifies x-signature of callbacks and records (SPKI PEM)',
         description: 'Served as application/x-pem-file text; with Accept: application/json as {"public_key": "<PEM>"}. No API key needed.',
         tags: ['callbacks'],

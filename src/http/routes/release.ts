@@ -23,6 +23,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
       '/v2/payments/release',
       {
         schema: {
+          operationId: 'releasePayment',
           summary: 'Release the waiting user of a completed payment (after a 202 callback answer); idempotent',
           tags: ['payments'],
           body: fieldsSchema(releaseRequestFields),
