@@ -1,0 +1,32 @@
+import type { Clock } from '../common/clock.ts'
+import type { ChainReadiness } from '../common/readiness.ts'
+import type { TrackingEvents } from '../common/tracking-events.ts'
+import type { AuthThrottle } from '../http/auth-throttle.ts'
+import type { KeyPairPem } from '../store/service-keys.ts'
+import type { Db } from '../store/database.ts'
+
+/** What the dashboard is given by the service (src/service.ts composes it). */
+export interface DashboardDeps {
+  db: Db
+  clock: Clock
+  /** Without it there is no dashboard, as there is no admin API. */
+  adminToken: string | null
+  events: TrackingEvents
+  /** The tracked chains as /readyz reports them (with their providers when the engine lists them). */
+  chainReadiness: () => Promise<ChainReadiness[]>
+  /** Failed sign-ins count with the API's failed authentications, per address. */
+  authThrottle: Pick<AuthThrottle, 'checkAddress' | 'failedAddress'>
+  /** Integrations get their callback-signing key from the callbacks subsystem. */
+  generateKeyPair: () => Promise<KeyPairPem>
+  secretsKey: Buffer | null
+  /** A redelivery became due: wake this node's delivery workers. */
+  onDeliveryScheduled: () => void
+  /** API key caches of the HTTP authentication (a revoked key stops at once, a new one works at once). */
+  onKeyRevoked: (keyId: string) => void
+  onKeyCreated: (key: string) => void
+}
+
+/** A chain as the readiness check reports it, with the providers another part of the service may add. */
+export interface ChainState extends ChainReadiness {
+  providers?: { url: string; head?: string | null; lag?: number | null; capabilities?: unknown; state?: string }[]
+}
