@@ -62,7 +62,7 @@ export function chart(options: ChartOptions): Html {
   const mid = new Date((options.start.getTime() + end.getTime()) / 2)
   return html`<figure class="chart">
     <figcaption>${options.title}</figcaption>
-    <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${options.summary}" preserveAspectRatio="none">
+    <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${options.summary}">
       <title>${options.summary}</title>
       <g class="grid">
         <line x1="${PAD.left}" y1="${y(top)}" x2="${W - PAD.right}" y2="${y(top)}" />

@@ -78,7 +78,7 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
     const attempts = latency.reduce((sum, row) => sum + row.attempts, 0)
     const slowest = Math.max(0, ...latency.map((row) => row.max))
     const content = html`<section aria-labelledby="chains-h"><h2 id="chains-h">Chains</h2>${chainRows(chains, pending)}</section>
-      <section aria-labelledby="charts-h" class="charts"><h2 id="charts-h">Last ${HOURS} hours</h2>
+      <section aria-labelledby="charts-h" class="charts"><h2 id="charts-h">Last ${HOURS} hours</h2><div class="chart-row">
         ${chart({
           title: `Payments completed per minute (${total} in ${HOURS} h)`,
           summary: `${total} payments completed in the last ${HOURS} hours, at most ${Math.max(0, ...completedValues)} in one minute`,
@@ -108,7 +108,7 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
             },
           ],
         })}
-      </section>`
+      </div></section>`
     return sendPage(
       reply,
       page({ title: 'Overview', section: 'overview', csrfToken: request.dashboardSession!.csrfToken, live: 'overview' }, content),

@@ -11,6 +11,8 @@ interface Step {
   rank: number
   what: Html
   kind: string
+  /** Shown instead of a time when the step has none. */
+  untimed?: string
 }
 
 /**
@@ -42,6 +44,7 @@ export function timeline(
   if (tracking.status === 'pending' && progress) {
     steps.push({
       at: null,
+      untimed: 'now',
       rank: 2,
       kind: 'confirmations',
       what: html`Confirmations: <span data-field="timeline-confirmations">${progress.passed} of ${progress.required}</span>`,
@@ -80,9 +83,10 @@ export function timeline(
     if (delivery.state === 'dead')
       steps.push({ at: delivery.finished_at, rank: 6, kind: 'dead', what: html`Callback given up after ${delivery.attempts} attempts` })
   }
-  if (tracking.release) steps.push({ at: null, rank: 7, kind: 'released', what: html`The user was released` })
+  if (tracking.release)
+    steps.push({ at: null, untimed: 'released (time not recorded)', rank: 7, kind: 'released', what: html`The waiting user was released` })
   // Steps without a time (the current confirmations, the release) come after the timed ones.
   const key = (step: Step) => step.at?.getTime() ?? Number.MAX_SAFE_INTEGER
   const ordered = steps.sort((a, b) => key(a) - key(b) || a.rank - b.rank)
-  return html`<ol class="timeline">${ordered.map((step) => html`<li class="step step-${step.kind}">${step.at ? time(step.at) : html`<span class="muted">now</span>`} <span>${step.what}</span></li>`)}</ol>`
+  return html`<ol class="timeline">${ordered.map((step) => html`<li class="step step-${step.kind}">${step.at ? time(step.at) : html`<span class="muted">${step.untimed ?? ''}</span>`} <span>${step.what}</span></li>`)}</ol>`
 }

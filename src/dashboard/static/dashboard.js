@@ -35,6 +35,12 @@
     }
   }
 
+  // What changed between this page's rendering and the stream's start is fetched once it is open.
+  let opened = false
+  source.addEventListener('open', () => {
+    if (!opened) refresh()
+    opened = true
+  })
   source.addEventListener('refresh', refresh)
   source.addEventListener('progress', (event) => {
     const progress = JSON.parse(event.data)
