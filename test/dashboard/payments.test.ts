@@ -63,7 +63,7 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
     await page.getByRole('button', { name: 'Redeliver' }).click()
     await page.getByRole('status').filter({ hasText: 'due again' }).waitFor()
     // The new attempt appears without a reload: the page is live while a delivery is due.
-    await page.waitForFunction(() => document.querySelectorAll('li.step-attempt').length === 2, undefined, { timeout: 15_000 })
+    await page.waitForFunction("document.querySelectorAll('li.step-attempt').length === 2", undefined, { timeout: 15_000 })
     assert.equal(receiver.received.length, 2)
     assert.match(await page.locator('li.step-redeliver').innerText(), /Redelivery requested/)
     await screenshot(page, 'payment-redelivered')
@@ -85,7 +85,7 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
     })
     await page.goto(`${baseUrl}/dashboard/payments/${request.secret_id}`)
     assert.equal(await page.locator('[data-field="confirmations"]').innerText(), 'transaction not seen yet')
-    await page.evaluate(() => Object.assign(window, { loadedOnce: true }))
+    await page.evaluate('window.loadedOnce = true')
 
     await sendNative(anvil, sender, to, parseEther('1'))
     await page.locator('[data-field="confirmations"]', { hasText: '1 of 3' }).waitFor()
@@ -94,7 +94,7 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
     await page.locator('[data-field="confirmations"]', { hasText: '2 of 3' }).waitFor()
     await anvil.testClient.mine({ blocks: 1 })
     await page.locator('[data-field="status"]', { hasText: 'success' }).waitFor()
-    assert.equal(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce), true, 'the page was never reloaded')
+    assert.equal(await page.evaluate('window.loadedOnce'), true, 'the page was never reloaded')
   })
 
   test('overview, accounts, an account with a new key, an app, and a phone-width page render', async () => {
@@ -128,7 +128,7 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
     try {
       await signIn(phone.page, baseUrl)
       await screenshot(phone.page, 'overview-phone')
-      const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+      const overflow = await phone.page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')
       assert.ok(overflow <= 0, `the overview fits a phone's width (overflows by ${overflow} px)`)
       await phone.page.goto(`${baseUrl}/dashboard/payments`)
       await screenshot(phone.page, 'payments-phone')
