@@ -6,6 +6,7 @@ import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'
 import type { Integration } from '../store/integrations.ts'
 import type { Link } from '../store/links.ts'
 import type { Shop } from '../store/shops.ts'
+import type { EndpointRow } from '../store/webhook-endpoints.ts'
 
 /**
  * The JSON shapes of admin records, shared by the admin API and the CLI (docs/api.md §6: the CLI
@@ -80,3 +81,15 @@ export const deliveryWithAttemptsJson = (d: DeliveryRow & { attemptLog: AttemptR
   ...deliveryJson(d),
   attempts: d.attemptLog.map(attemptJson),
 })
+
+/** An endpoint (docs/api.md §8); the operator's listing of every account adds `account_id`. */
+export const endpointJson = (e: EndpointRow) => ({
+  url: e.url,
+  state: e.state,
+  disabled_reason: e.disabledReason,
+  failing_since: e.failingSince?.toISOString() ?? null,
+  last_success_at: e.lastSuccessAt?.toISOString() ?? null,
+  pending_deliveries: e.pendingDeliveries,
+})
+
+export const accountEndpointJson = (e: EndpointRow) => ({ account_id: e.accountId, ...endpointJson(e) })

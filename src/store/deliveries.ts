@@ -39,7 +39,7 @@ export async function claimDueDeliveries(
   const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number }>`
     WITH picked AS (
       SELECT id, claimed_by, claimed_at FROM deliveries
-      WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now})
+      WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now}) AND paused_at IS NULL
       ORDER BY next_attempt_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED),

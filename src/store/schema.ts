@@ -29,6 +29,8 @@ export interface IntegrationsTable {
   private_key_pem: string
   public_key_pem: string
   created_at: TimestampDefault
+  /** Migration 0015: payment.reverted / payment.reconfirmed callbacks are sent. */
+  reversal_events: Generated<boolean>
 }
 
 export interface LinksTable {
@@ -96,6 +98,10 @@ export interface TrackingsTable {
   /** The hash the record carried before the engine judged a replacing transaction (migration 0004, kept by a trigger). */
   replaced_transaction: string | null
   confirmed_at: Timestamp | null
+  /** Migration 0015: the paying transaction left the chain after success (null again once reconfirmed). */
+  reverted_at: Timestamp | null
+  /** Migration 0015: the record shows `reverted_at` only when this is true. */
+  reverted_ever: Generated<boolean>
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -127,6 +133,10 @@ export interface DeliveriesTable {
   due_at: ColumnType<Date | null, Date | string, Date | string>
   /** Migration 0009: when the lease holder claimed it (the start of an attempt its crash cut off). */
   claimed_at: Timestamp | null
+  /** Migration 0015: set while the delivery's endpoint is disabled (not claimed, no retry spent). */
+  paused_at: Timestamp | null
+  /** Migration 0015: null for the payment callback, else the event sent ('payment.reverted', 'payment.reconfirmed'). */
+  event: string | null
 }
 
 /** Migration 0003: one row per callback attempt (the operator's attempt log). */
@@ -183,6 +193,28 @@ export interface SuccessWatchesTable {
   created_at: Timestamp
 }
 
+/** Migration 0015: the Standard Webhooks secret of an integration or account (sealed when a key is set). */
+export interface WebhookSecretsTable {
+  owner: string
+  account_id: string
+  secret: string
+  previous_secret: string | null
+  previous_until: Timestamp | null
+  created_at: Timestamp
+}
+
+/** Migration 0015: the health of one (account, callback origin). */
+export interface WebhookEndpointsTable {
+  account_id: string
+  url: string
+  state: Generated<'active' | 'disabled'>
+  disabled_reason: string | null
+  disabled_at: Timestamp | null
+  failing_since: Timestamp | null
+  last_success_at: Timestamp | null
+  updated_at: Timestamp
+}
+
 /** Migration 0022: a signed-in dashboard browser (only the SHA-256 of its cookie is stored). */
 export interface DashboardSessionsTable {
   id_hash: Uint8Array
@@ -205,6 +237,8 @@ export interface Database {
   trackings: TrackingsTable
   service_keys: ServiceKeysTable
   deliveries: DeliveriesTable
+  webhook_secrets: WebhookSecretsTable
+  webhook_endpoints: WebhookEndpointsTable
   chain_blocks: ChainBlocksTable
   chain_leases: ChainLeasesTable
   tracking_matches: TrackingMatchesTable

@@ -1,0 +1,94 @@
+import type { Clock } from '../common/clock.ts'
+import { endpointUrlOf } from '../domain/endpoint-url.ts'
+import type { Db } from '../store/database.ts'
+import { recoverEndpointDeliveries } from '../store/endpoint-recovery.ts'
+import * as endpoints from '../store/webhook-endpoints.ts'
+import type { EndpointRow } from '../store/webhook-endpoints.ts'
+import { missingAccount, notFound, type NotFound } from './admin-deps.ts'
+
+/**
+ * Callback endpoints (docs/api.md §8): one per (account, scheme://host[:port] of a callback URL), with
+ * its health, for the account that owns it. Another account's endpoint is a not-found like an unknown
+ * one. The url given may be any URL of the endpoint (its path is ignored).
+ */
+
+export interface EndpointDeps {
+  db: Db
+  clock: Clock
+  /** Deliveries became due now: wakes this process's workers (a CLI leaves it to the service's poll). */
+  onScheduled?: () => void
+  /**
+   * Sends one signed test event to the endpoint (the callbacks subsystem's sender, injected: admin may
+   * not import it). Resolves once the POST is under way; its answer is only logged.
+   */
+  sendTestEvent?: (accountId: string, url: string) => Promise<{ id: string }>
+}
+
+export type { EndpointRow }
+
+/** The url was not an absolute http(s) URL. */
+export interface InvalidUrl {
+  kind: 'invalid-url'
+}
+
+export async function listEndpoints(
+  deps: { db: Db },
+  accountId: string,
+): Promise<{ kind: 'listed'; endpoints: EndpointRow[] } | NotFound<'account'>> {
+  const missing = await missingAccount(deps.db, accountId)
+  if (missing) return missing
+  return { kind: 'listed', endpoints: await endpoints.listEndpoints(deps.db, accountId) }
+}
+
+/** Every account's endpoints, for the operator (each carries its `accountId`). */
+export async function listAllEndpoints(deps: { db: Db }): Promise<{ kind: 'listed'; endpoints: EndpointRow[] }> {
+  return { kind: 'listed', endpoints: await endpoints.listEndpoints(deps.db, null) }
+}
+
+async function accountEndpoint(db: Db, accountId: string, url: string): Promise<string | InvalidUrl | NotFound<'endpoint'>> {
+  const endpoint = endpointUrlOf(url)
+  if (endpoint === null) return { kind: 'invalid-url' }
+  return (await endpoints.isAccountEndpoint(db, accountId, endpoint)) ? endpoint : notFound('endpoint')
+}
+
+/** Enables the endpoint; its waiting deliveries go out now. */
+export async function enableEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  url: string,
+): Promise<{ kind: 'enabled'; endpoint: EndpointRow; resumed: number } | InvalidUrl | NotFound<'endpoint'>> {
+  const endpoint = await accountEndpoint(deps.db, accountId, url)
+  if (typeof endpoint !== 'string') return endpoint
+  const resumed = await endpoints.enableEndpoint(deps.db, accountId, endpoint, deps.clock())
+  if (resumed > 0) deps.onScheduled?.()
+  const row = (await endpoints.listEndpoints(deps.db, accountId)).find((e) => e.url === endpoint)!
+  return { kind: 'enabled', endpoint: row, resumed }
+}
+
+/** Sends again every delivery to the endpoint whose last attempt failed, or that died, since `since`. */
+export async function recoverEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  url: string,
+  since: Date,
+): Promise<{ kind: 'recovered'; redelivered: number } | InvalidUrl | NotFound<'endpoint'>> {
+  const endpoint = await accountEndpoint(deps.db, accountId, url)
+  if (typeof endpoint !== 'string') return endpoint
+  const redelivered = await recoverEndpointDeliveries(deps.db, accountId, endpoint, since, deps.clock())
+  if (redelivered > 0) deps.onScheduled?.()
+  return { kind: 'recovered', redelivered }
+}
+
+/** One signed test event (`{"event":"test","sent_at":…}`) to the endpoint's url. */
+export async function testEndpoint(
+  deps: EndpointDeps,
+  accountId: string,
+  url: string,
+): Promise<{ kind: 'sent'; id: string } | { kind: 'unavailable' } | InvalidUrl | NotFound<'endpoint'>> {
+  const endpoint = await accountEndpoint(deps.db, accountId, url)
+  if (typeof endpoint !== 'string') return endpoint
+  if (!deps.sendTestEvent) return { kind: 'unavailable' }
+  // Sent to the url as given (the receiver's own path), which lies on the endpoint checked above.
+  const { id } = await deps.sendTestEvent(accountId, url)
+  return { kind: 'sent', id }
+}

@@ -1,0 +1,86 @@
+import { sql } from 'kysely'
+import type { Db } from './database.ts'
+
+/** What one attempt said about its endpoint. */
+export interface EndpointAttempt {
+  accountId: string
+  url: string
+  /** 2xx answered (200 or 202). */
+  succeeded: boolean
+  /** 410 Gone: disabled at once. */
+  gone: boolean
+}
+
+export interface DisabledEndpoint {
+  accountId: string
+  url: string
+  reason: string
+}
+
+/**
+ * Records a batch of attempts in the endpoints' health, in one transaction: a success clears the
+ * failure streak and sets `last_success_at`; a failure starts the streak unless one runs. An active
+ * endpoint is disabled when it answered 410, or when its streak is `disableAfterMs` old; its due
+ * deliveries not in a worker's hand are paused. Answers the endpoints disabled here.
+ */
+export async function recordEndpointHealth(
+  db: Db,
+  attempts: EndpointAttempt[],
+  now: Date,
+  disableAfterMs: number,
+): Promise<DisabledEndpoint[]> {
+  if (attempts.length === 0) return []
+  // The last attempt of an endpoint in the batch decides its streak; a 410 anywhere in it disables.
+  const byEndpoint = new Map<string, { accountId: string; url: string; succeeded: boolean; gone: boolean }>()
+  for (const attempt of attempts) {
+    const key = `${attempt.accountId} ${attempt.url}`
+    const seen = byEndpoint.get(key)
+    byEndpoint.set(key, { ...attempt, gone: attempt.gone || (seen?.gone ?? false) })
+  }
+  const endpoints = [...byEndpoint.values()]
+  return db.transaction().execute(async (trx) => {
+    const values = endpoints.map(
+      (e) =>
+        sql`(${e.accountId}::text, ${e.url}::text, ${e.succeeded ? null : now}::timestamptz, ${e.succeeded ? now : null}::timestamptz, ${now}::timestamptz)`,
+    )
+    await sql`
+      INSERT INTO webhook_endpoints AS e (account_id, url, failing_since, last_success_at, updated_at)
+      VALUES ${sql.join(values)}
+      ON CONFLICT (account_id, url) DO UPDATE SET
+        failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN NULL ELSE COALESCE(e.failing_since, excluded.failing_since) END,
+        last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
+        updated_at = excluded.updated_at`.execute(trx)
+
+    const limit = new Date(now.getTime() - disableAfterMs)
+    const candidates = endpoints.map((e) => sql`(${e.accountId}::text, ${e.url}::text, ${e.gone}::boolean)`)
+    const disabled = await sql<{ account_id: string; url: string; disabled_reason: string }>`
+      UPDATE webhook_endpoints AS e SET state = 'disabled', disabled_at = ${now}, updated_at = ${now},
+        disabled_reason = CASE WHEN c.gone THEN 'the endpoint answered 410 Gone'
+          ELSE 'nothing but failures since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END
+      FROM (VALUES ${sql.join(candidates)}) AS c(account_id, url, gone)
+      WHERE e.account_id = c.account_id AND e.url = c.url AND e.state = 'active'
+        AND (c.gone OR (e.failing_since IS NOT NULL AND e.failing_since <= ${limit}))
+      RETURNING e.account_id, e.url, e.disabled_reason`.execute(trx)
+
+    for (const row of disabled.rows) {
+      await sql`
+        UPDATE deliveries AS d SET paused_at = ${now}, updated_at = ${now}
+        FROM trackings t
+        WHERE t.id = d.tracking_id AND d.state = 'due' AND d.paused_at IS NULL AND d.claimed_by IS NULL
+          AND t.account_id = ${row.account_id} AND t.callback IS NOT NULL AND paywatch_origin(t.callback) = ${row.url}`.execute(trx)
+    }
+    return disabled.rows.map((row) => ({ accountId: row.account_id, url: row.url, reason: row.disabled_reason }))
+  })
+}
+
+/** Gives claimed deliveries of disabled endpoints back without an attempt, paused (no retry spent). */
+export async function pauseClaimedDeliveries(db: Db, claim: string, ids: string[], now: Date): Promise<void> {
+  if (ids.length === 0) return
+  await db
+    .updateTable('deliveries')
+    .set({ paused_at: now, locked_until: null, claimed_by: null, next_attempt_at: now, updated_at: now })
+    .where('id', 'in', ids)
+    .where('claimed_by', '=', claim)
+    .where('state', '=', 'due')
+    .execute()
+}
