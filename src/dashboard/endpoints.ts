@@ -21,7 +21,7 @@ function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } |
     case 'enabled':
       return { text: `${outcome.url} is enabled; ${count} waiting deliveries go out now.`, kind: 'ok' }
     case 'recovered':
-      return { text: `${count} deliveries to ${outcome.url} are sent again.`, kind: 'ok' }
+      return { text: `${count} ${count === 1 ? "delivery" : "deliveries"} to ${outcome.url} sent again.`, kind: 'ok' }
     case 'invalid-url':
       return { text: 'That is not an endpoint URL.', kind: 'error' }
     case 'not-found':

@@ -70,7 +70,7 @@ describe('endpoints page', { skip: chromiumMissing }, () => {
     const twoHoursAgo = new Date(Date.now() - 7_200_000).toISOString().slice(0, 16)
     await row.getByLabel('Recover since (UTC)').fill(twoHoursAgo)
     await row.getByRole('button', { name: 'Recover' }).click()
-    await page.getByRole('status').filter({ hasText: '1 deliveries' }).waitFor()
+    await page.getByRole('status').filter({ hasText: '1 delivery to' }).waitFor()
     const due = await service.database.db
       .selectFrom('deliveries')
       .select(['reason', 'state'])
@@ -83,6 +83,6 @@ describe('endpoints page', { skip: chromiumMissing }, () => {
     // A time after the deaths finds nothing more to send.
     await row.getByLabel('Recover since (UTC)').fill(new Date().toISOString().slice(0, 16))
     await row.getByRole('button', { name: 'Recover' }).click()
-    await page.getByRole('status').filter({ hasText: '0 deliveries' }).waitFor()
+    await page.getByRole('status').filter({ hasText: '0 deliveries to' }).waitFor()
   })
 })
