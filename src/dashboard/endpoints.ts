@@ -21,7 +21,7 @@ function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } |
     case 'enabled':
       return { text: `${outcome.url} is enabled; ${count} waiting deliveries go out now.`, kind: 'ok' }
     case 'recovered':
-      return { text: `${count} ${count === 1 ? "delivery" : "deliveries"} to ${outcome.url} sent again.`, kind: 'ok' }
+      return { text: `${count} ${count === 1 ? 'delivery' : 'deliveries'} to ${outcome.url} sent again.`, kind: 'ok' }
     case 'invalid-url':
       return { text: 'That is not an endpoint URL.', kind: 'error' }
     case 'not-found':
@@ -41,7 +41,7 @@ function readSince(text: string | undefined): Date | undefined {
 }
 
 /**
- * Callback endpoints of every account (docs/api.md §8): state, failing since, waiting deliveries;
+ * Callback endpoints of every account (the webhook platform): state, failing since, waiting deliveries;
  * Enable a disabled one (its waiting deliveries go out), Recover the failed and dead deliveries since
  * a time. Through the webhook platform's use cases in src/admin/endpoints.ts.
  */
