@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
-import { callbackLatencyPerBucket, completedPerBucket } from '../store/dashboard-charts.ts'
 import { countPendingTrackings } from '../store/tracking-matches.ts'
+import { createChartCache } from './chart-cache.ts'
 import { chart, fillBuckets } from './charts.ts'
 import type { ChainState, DashboardDeps } from './deps.ts'
 import { html, type Html } from './html.ts'
@@ -59,6 +59,7 @@ const capabilities = (value: unknown): string =>
 
 /** The overview: each chain's head and pending count, and the last hours in two charts. Live (see live.ts). */
 export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
+  const charts = createChartCache(deps.db, COUNT_BUCKET_S, LATENCY_BUCKET_S)
   app.get('/dashboard', async (request, reply) => {
     const now = deps.clock()
     const countStart = new Date(Math.floor(now.getTime() / 1000 / COUNT_BUCKET_S - HOURS * 60 + 1) * COUNT_BUCKET_S * 1000)
@@ -68,8 +69,8 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
     const [chains, pending, completed, latency] = await Promise.all([
       deps.chainReadiness() as Promise<ChainState[]>,
       countPendingTrackings(deps.db),
-      completedPerBucket(deps.db, countStart, COUNT_BUCKET_S),
-      callbackLatencyPerBucket(deps.db, latencyStart, LATENCY_BUCKET_S),
+      charts.completed(countStart, now),
+      charts.latency(latencyStart, now),
     ])
     const countSlots = (HOURS * 3600) / COUNT_BUCKET_S
     const latencySlots = (HOURS * 3600) / LATENCY_BUCKET_S

@@ -63,7 +63,7 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
     await page.getByRole('button', { name: 'Redeliver' }).click()
     await page.getByRole('status').filter({ hasText: 'due again' }).waitFor()
     // The new attempt appears without a reload: the page is live while a delivery is due.
-    await page.waitForFunction("document.querySelectorAll('li.step-attempt').length === 2", undefined, { timeout: 15_000 })
+    await page.locator('li.step-attempt').nth(1).waitFor({ timeout: 15_000 })
     assert.equal(receiver.received.length, 2)
     assert.match(await page.locator('li.step-redeliver').innerText(), /Redelivery requested/)
     await screenshot(page, 'payment-redelivered')
