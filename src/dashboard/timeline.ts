@@ -63,6 +63,22 @@ export function timeline(
     })
   }
   for (const delivery of deliveries) {
+    // Reversal events (payment.reverted / payment.reconfirmed) are recorded as deliveries of their own.
+    if (delivery.event === 'payment.reverted') {
+      steps.push({
+        at: delivery.created_at,
+        rank: 4,
+        kind: 'reverted',
+        what: html`<strong>Reversal</strong>: the paying transaction left the canonical chain`,
+      })
+    } else if (delivery.event === 'payment.reconfirmed') {
+      steps.push({
+        at: delivery.created_at,
+        rank: 4,
+        kind: 'reconfirmed',
+        what: html`Reconfirmed: the paying transaction is back on the chain`,
+      })
+    }
     if (delivery.reason === 'redeliver')
       steps.push({
         at: delivery.created_at,
@@ -70,12 +86,13 @@ export function timeline(
         kind: 'redeliver',
         what: html`Redelivery requested (delivery <code>${delivery.id.slice(0, 8)}</code>)`,
       })
+    const what = delivery.event ? `${delivery.event} event` : 'Callback'
     for (const attempt of delivery.attemptLog) {
       steps.push({
         at: attempt.started_at,
         rank: 5,
         kind: `attempt attempt-${attempt.outcome}`,
-        what: html`Callback attempt ${attempt.attempt}: ${attempt.status_code === null ? html`<strong>no answer</strong>` : html`answered <strong>${attempt.status_code}</strong>`}
+        what: html`${what} attempt ${attempt.attempt}: ${attempt.status_code === null ? html`<strong>no answer</strong>` : html`answered <strong>${attempt.status_code}</strong>`}
           in ${duration(attempt.duration_ms)}, ${attempt.outcome}${attempt.error ? html` <span class="muted">(${attempt.error})</span>` : ''}`,
       })
     }
