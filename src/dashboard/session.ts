@@ -29,8 +29,32 @@ export function cookieValue(request: FastifyRequest, name: string): string | und
  */
 export function setSessionCookie(reply: FastifyReply, request: FastifyRequest, id: string, maxAgeMs: number): void {
   const flags = [`${COOKIE}=${id}`, 'Path=/dashboard', `Max-Age=${Math.floor(maxAgeMs / 1000)}`, 'HttpOnly', 'SameSite=Strict']
-  if (request.protocol === 'https') flags.push('Secure')
+  if (servedOverHttps(request)) flags.push('Secure')
   reply.header('set-cookie', flags.join('; '))
+}
+
+/**
+ * Over https, itself or behind a proxy that terminates TLS and says so (`X-Forwarded-Proto`). A client
+ * claiming https over plain http only keeps its own cookie from coming back: nothing to guard against.
+ */
+const servedOverHttps = (request: FastifyRequest): boolean =>
+  request.protocol === 'https' ||
+  String(request.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]
+    ?.trim() === 'https'
+
+/**
+ * A browser's Origin, when sent, must name this server's host (the scheme may differ behind a proxy
+ * that terminates TLS). A page of another site cannot send this server's host as its Origin.
+ */
+export function fromOwnOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin
+  if (origin === undefined) return true
+  try {
+    return new URL(origin).host === request.host
+  } catch {
+    return false
+  }
 }
 
 export function clearSessionCookie(reply: FastifyReply, request: FastifyRequest): void {
@@ -51,10 +75,7 @@ export async function loadSession(request: FastifyRequest, db: Db, clock: Clock)
  * requests from carrying the cookie; this holds even where that is not honoured.
  */
 export function checkCsrf(request: FastifyRequest, session: DashboardSession): void {
-  const origin = request.headers.origin
-  if (origin !== undefined && origin !== `${request.protocol}://${request.host}`) {
-    throw problem('CSRF_REFUSED', 'the form was sent from another origin')
-  }
+  if (!fromOwnOrigin(request)) throw problem('CSRF_REFUSED', 'the form was sent from another origin')
   const body = request.body as Record<string, string> | undefined
   const given = Buffer.from(typeof body?.csrf === 'string' ? body.csrf : '')
   const expected = Buffer.from(session.csrfToken)

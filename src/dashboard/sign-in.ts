@@ -5,7 +5,16 @@ import { createDashboardSession, deleteDashboardSession } from '../store/dashboa
 import type { DashboardDeps } from './deps.ts'
 import { html } from './html.ts'
 import { notice, page, sendPage } from './layout.ts'
-import { clearSessionCookie, COOKIE, cookieValue, SESSION_TTL_MS, setSessionCookie, checkCsrf, loadSession } from './session.ts'
+import {
+  clearSessionCookie,
+  COOKIE,
+  cookieValue,
+  SESSION_TTL_MS,
+  setSessionCookie,
+  checkCsrf,
+  loadSession,
+  fromOwnOrigin,
+} from './session.ts'
 
 function signInPage(message?: string): string {
   return page(
@@ -30,8 +39,7 @@ export async function signInRoutes(app: FastifyInstance, deps: DashboardDeps): P
   app.get('/dashboard/sign-in', async (_request, reply) => sendPage(reply, signInPage()))
 
   app.post('/dashboard/sign-in', async (request: FastifyRequest, reply: FastifyReply) => {
-    const origin = request.headers.origin
-    if (origin !== undefined && origin !== `${request.protocol}://${request.host}`) {
+    if (!fromOwnOrigin(request)) {
       return sendPage(reply, signInPage('This form was sent from another site.'), 403)
     }
     try {

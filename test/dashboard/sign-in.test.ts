@@ -105,6 +105,32 @@ test('CSRF: a POST without the session token, with a wrong one or from another o
   assert.equal((await service.admin({ method: 'GET', url: '/admin/accounts' })).json().length, accountsBefore + 1)
 })
 
+test('behind a proxy that terminates TLS: the cookie is Secure, and the https Origin of the same host is accepted', async () => {
+  const signedIn = await service.app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: { ...FORM, 'x-forwarded-proto': 'https', host: 'pay.example', origin: 'https://pay.example' },
+    payload: form({ token: ADMIN_TOKEN }),
+  })
+  assert.equal(signedIn.statusCode, 303)
+  assert.match(String(signedIn.headers['set-cookie']), /; Secure/)
+  const { cookie, csrf } = await session()
+  const created = await service.app.inject({
+    method: 'POST',
+    url: '/dashboard/accounts',
+    headers: { cookie, ...FORM, host: 'pay.example', origin: 'https://pay.example' },
+    payload: form({ name: 'through the proxy', csrf }),
+  })
+  assert.equal(created.statusCode, 303)
+  const plain = await service.app.inject({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    headers: FORM,
+    payload: form({ token: ADMIN_TOKEN }),
+  })
+  assert.doesNotMatch(String(plain.headers['set-cookie']), /Secure/)
+})
+
 test('a POST without a session is refused, a page without one goes to the sign-in form', async () => {
   const post = await service.app.inject({ method: 'POST', url: '/dashboard/accounts', headers: FORM, payload: form({ name: 'x' }) })
   assert.equal(post.statusCode, 401)
