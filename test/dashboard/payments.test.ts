@@ -89,9 +89,11 @@ describe('dashboard over a real chain', { skip: chromiumMissing }, () => {
 
     await sendNative(anvil, sender, to, parseEther('1'))
     await page.locator('[data-field="confirmations"]', { hasText: '1 of 3' }).waitFor()
+    await page.locator('li.step-seen').waitFor()
     await screenshot(page, 'payment-pending')
     await anvil.testClient.mine({ blocks: 1 })
     await page.locator('[data-field="confirmations"]', { hasText: '2 of 3' }).waitFor()
+    await page.locator('[data-field="timeline-confirmations"]', { hasText: '2 of 3' }).waitFor()
     await anvil.testClient.mine({ blocks: 1 })
     await page.locator('[data-field="status"]', { hasText: 'success' }).waitFor()
     assert.equal(await page.evaluate('window.loadedOnce'), true, 'the page was never reloaded')

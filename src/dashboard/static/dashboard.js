@@ -45,7 +45,8 @@
   source.addEventListener('progress', (event) => {
     const progress = JSON.parse(event.data)
     const fields = document.querySelectorAll('[data-field="confirmations"], [data-field="timeline-confirmations"]')
-    if (fields.length === 0) return refresh()
     for (const field of fields) field.textContent = `${progress.passed} of ${progress.required}`
+    // The first confirmation also adds steps (transaction seen) the page does not have yet.
+    if (!document.querySelector('[data-field="timeline-confirmations"]')) refresh()
   })
 })()
