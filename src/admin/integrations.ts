@@ -3,10 +3,13 @@ import * as integrations from '../store/integrations.ts'
 import type { Integration } from '../store/integrations.ts'
 import type { KeyPairPem } from '../store/service-keys.ts'
 import { sealStoredSigningKeys } from '../store/stored-key-sealing.ts'
+import { integrationOwner, rotateWebhookSecret } from '../store/webhook-secrets.ts'
+import type { Clock } from '../common/clock.ts'
 import { missingAccount, notFound, type NotFound } from './admin-deps.ts'
 
 export interface IntegrationDeps {
   db: Db
+  clock: Clock
   /** The callbacks' RSA-2048 key generator, injected: admin may not import the callbacks subsystem. */
   generateKeyPair: () => Promise<KeyPairPem>
   /** Seals the new private key in the database when set. */
@@ -20,21 +23,28 @@ export interface IntegrationDeps {
 }
 
 /**
- * An integration with its own callback-signing key (docs/api.md §6); the private half never leaves
- * the database. The name is taken as read (the admin API with `readOptionalName`, the CLI verbatim).
+ * An integration with its own callback-signing key (docs/api.md §6) and Standard Webhooks secret
+ * (docs/api.md §8); the private key never leaves the database, the secret is answered this once. The
+ * name is taken as read (the admin API with `readIntegrationRequest`, the CLI verbatim).
  */
 export async function createIntegration(
   deps: IntegrationDeps,
   accountId: string,
   name: string | null,
-): Promise<{ kind: 'created'; integration: Integration } | NotFound<'account'>> {
+  options: { reversalEvents?: boolean } = {},
+): Promise<{ kind: 'created'; integration: Integration; webhookSecret: string } | NotFound<'account'>> {
   const missing = await missingAccount(deps.db, accountId)
   if (missing) return missing
   if (deps.checkStoredKeys) await sealStoredSigningKeys(deps.db, deps.secretsKey)
-  return {
-    kind: 'created',
-    integration: await integrations.createIntegration(deps.db, accountId, name, await deps.generateKeyPair(), deps.secretsKey),
-  }
+  const keys = await deps.generateKeyPair()
+  const integration = await integrations.createIntegration(deps.db, accountId, name, keys, deps.secretsKey, options.reversalEvents ?? false)
+  const webhookSecret = await rotateWebhookSecret(
+    deps.db,
+    { owner: integrationOwner(integration.id), accountId },
+    deps.clock(),
+    deps.secretsKey,
+  )
+  return { kind: 'created', integration, webhookSecret }
 }
 
 export async function listIntegrations(

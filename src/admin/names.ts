@@ -28,10 +28,16 @@ export const appRequestFields = { name: requiredName(`the app's name, 1 to ${MAX
 /** POST /admin/accounts/{id}/links */
 export const linkRequestFields = { name: optionalName } as const satisfies FieldTable
 /** POST /admin/accounts/{id}/integrations */
-export const integrationRequestFields = { name: optionalName } as const satisfies FieldTable
+export const integrationRequestFields = {
+  name: optionalName,
+  reversal_events: {
+    kind: 'boolean',
+    description: 'send payment.reverted and payment.reconfirmed callbacks for its trackings (default false)',
+  },
+} as const satisfies FieldTable
 
 type RequiredNameFields = typeof accountRequestFields | typeof appRequestFields
-type OptionalNameFields = typeof linkRequestFields | typeof integrationRequestFields
+type OptionalNameFields = typeof linkRequestFields
 
 /** Reads a body of a required name (`paywatch apps create` reads its name argument with it too). */
 export function readRequiredName(body: Record<string, unknown>, fields: RequiredNameFields): ParseResult<{ name: string }> {
@@ -40,4 +46,12 @@ export function readRequiredName(body: Record<string, unknown>, fields: Required
 
 export function readOptionalName(body: Record<string, unknown>, fields: OptionalNameFields): ParseResult<{ name: string | null }> {
   return readFields(body, fields, (read) => ({ name: read.name('name') }))
+}
+
+/** The integration body: an optional name and the reversal events opt-in. */
+export function readIntegrationRequest(body: Record<string, unknown>): ParseResult<{ name: string | null; reversalEvents: boolean }> {
+  return readFields(body, integrationRequestFields, (read) => ({
+    name: read.name('name'),
+    reversalEvents: read.boolean('reversal_events') ?? false,
+  }))
 }

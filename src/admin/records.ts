@@ -48,6 +48,7 @@ export const integrationJson = (i: Integration) => ({
   account_id: i.accountId,
   name: i.name,
   public_key: i.publicKeyPem,
+  reversal_events: i.reversalEvents,
   created_at: i.createdAt.toISOString(),
 })
 
@@ -74,6 +75,8 @@ export const deliveryJson = (d: DeliveryRow) => ({
   last_error: d.last_error,
   finished_at: iso(d.finished_at),
   created_at: iso(d.created_at),
+  // Only on event deliveries (docs/api.md §8): a payment callback's shape stays as it was.
+  ...(d.event ? { event: d.event } : {}),
 })
 
 /** A delivery with its attempt log, as the operator tools list them. */

@@ -1,7 +1,10 @@
 import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import { claimDueDeliveries, postponeDeliveries, type ClaimedDelivery } from '../store/deliveries.ts'
-import { hostKey } from './attempt-log.ts'
+import { endpointUrlOf } from '../domain/endpoint-url.ts'
+import { pauseClaimedDeliveries } from '../store/endpoint-health.ts'
+import { endpointKey } from '../store/webhook-endpoints.ts'
+import type { EndpointRegistry } from './endpoint-registry.ts'
 import type { HeldDeliveries } from './held-deliveries.ts'
 import type { AttemptPipeline } from './pipeline.ts'
 
@@ -19,6 +22,13 @@ export interface DueClaimer {
 }
 
 /**
+ * The unit of fairness and of the per-endpoint limit: the account and the callback's scheme://host[:port]
+ * (docs/api.md §8).
+ */
+export const deliveryEndpointKey = (delivery: ClaimedDelivery): string =>
+  endpointKey(delivery.tracking.accountId, endpointUrlOf(delivery.tracking.callback) ?? '')
+
+/**
  * A host with more deliveries due than its share gets the rest postponed by about the time its share
  * takes, so other hosts keep being served.
  */
@@ -33,8 +43,10 @@ export function createDueClaimer(deps: {
   /** Claimed and not yet recorded, overall and to one host. */
   maxHeld: number
   maxHeldPerHost: number
-  /** HTTP attempts in flight at once to one host. */
+  /** HTTP attempts in flight at once to one endpoint. */
   perHost: number
+  /** Disabled endpoints: their deliveries are paused instead of attempted. */
+  endpoints?: EndpointRegistry
   dispatch(delivery: ClaimedDelivery, host: string): void
 }): DueClaimer {
   const { db, clock, claim, held, pipeline, maxHeld, maxHeldPerHost } = deps
@@ -52,10 +64,11 @@ export function createDueClaimer(deps: {
     if (limit <= 0 || (limit < CLAIM_BATCH / 2 && held.size >= CLAIM_BATCH)) return { claimed: 0, full: true }
     const now = clock()
     const claimed = await claimDueDeliveries(db, { now, leaseUntil: new Date(now.getTime() + deps.leaseMs), limit, claim })
+    const paused = await pauseDisabled(claimed, now)
     const overflow = new Map<string, ClaimedDelivery[]>()
     for (const delivery of claimed) {
-      if (held.has(delivery.id)) continue // still ours (its lease was renewed late)
-      const host = hostKey(delivery.tracking.callback)
+      if (held.has(delivery.id) || paused.has(delivery.id)) continue // still ours (its lease was renewed late), or paused
+      const host = deliveryEndpointKey(delivery)
       if (pipeline.load(host) < maxHeldPerHost) deps.dispatch(delivery, host)
       else if (overflow.has(host)) overflow.get(host)!.push(delivery)
       else overflow.set(host, [delivery])
@@ -71,6 +84,16 @@ export function createDueClaimer(deps: {
       saturated.add(host)
     }
     return { claimed: claimed.length, full: claimed.length === limit && overflow.size === 0 }
+  }
+
+  async function pauseDisabled(claimed: ClaimedDelivery[], now: Date): Promise<Set<string>> {
+    if (!deps.endpoints || claimed.length === 0) return new Set()
+    const disabled = await deps.endpoints.disabled()
+    if (disabled.size === 0) return new Set()
+    const items = claimed
+      .filter((d) => !held.has(d.id) && disabled.has(deliveryEndpointKey(d)))
+      .map((d) => ({ id: d.id, accountId: d.tracking.accountId, url: endpointUrlOf(d.tracking.callback) ?? '' }))
+    return pauseClaimedDeliveries(db, claim, items, now)
   }
 
   return {

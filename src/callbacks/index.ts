@@ -12,6 +12,8 @@ import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
 import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
+import { createTestEventSender } from './test-event.ts'
+import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
 
 export interface CallbacksOptions {
   random?: RandomSource
@@ -28,6 +30,10 @@ export interface CallbacksOptions {
 export interface Callbacks extends Subsystem {
   signer: CallbackSigner
   worker: DeliveryWorker
+  /** Standard Webhooks secrets; `forget()` after a rotation. */
+  secrets: WebhookSecretSource
+  /** Sends one signed test event to an endpoint url (docs/api.md §8). */
+  sendTestEvent(accountId: string, url: string): Promise<{ id: string }>
   referenceChecks: ReferenceCheck[]
   /** Signs record responses (`x-signature`). */
   decorateRecord: DecorateRecord
@@ -54,6 +60,7 @@ export async function createCallbacks(
   const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
+  const secrets = createWebhookSecretSource(db, clock, config.secretsKey)
   const worker = createDeliveryWorker({
     db,
     clock,
@@ -63,6 +70,9 @@ export async function createCallbacks(
     events,
     metrics: createCallbackMetrics(common.metrics.registry, db, clock),
     timeoutMs: config.callbackTimeoutSec * 1000,
+    secrets,
+    perHost: config.endpointConcurrency,
+    disableAfterMs: config.endpointDisableAfterSec * 1000,
     ...options,
   })
 
@@ -86,6 +96,8 @@ export async function createCallbacks(
     name: 'callback-delivery',
     signer,
     worker,
+    secrets,
+    sendTestEvent: createTestEventSender({ signer, sender, secrets, clock, logger: logger.child({ subsystem: 'callbacks' }) }),
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
       reply.header('x-signature', await signer.signCached(body, tracking.integrationId))

@@ -2,11 +2,16 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import { deliveryQueueStats } from '../store/deliveries.ts'
+import { endpointCountsByState } from '../store/webhook-endpoints.ts'
 
 export interface CallbackMetrics {
   attempts: Counter<'outcome'>
   dead: Counter
   duration: Histogram
+  /** Endpoints disabled, by reason: `gone` (410) or `failing` (nothing but failures for the configured time). */
+  endpointsDisabled: Counter<'reason'>
+  /** Reversal events by event and whether they were sent (opt-in) or only recorded. */
+  reversalEvents: Counter<'event' | 'sent'>
 }
 
 /**
@@ -47,7 +52,29 @@ export function createCallbackMetrics(registry: Registry, db: Db, clock: Clock):
       )
     },
   })
+  new Gauge({
+    name: 'paywatch_callback_endpoints',
+    help: 'Callback endpoints (account, scheme://host[:port]) by state: active or disabled',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const counts = await endpointCountsByState(db).catch(() => null)
+      for (const state of ['active', 'disabled'] as const) this.set({ state }, counts ? (counts[state] ?? 0) : Number.NaN)
+    },
+  })
   return {
+    endpointsDisabled: new Counter({
+      name: 'paywatch_callback_endpoints_disabled_total',
+      help: 'Callback endpoints disabled, by reason: gone (answered 410) or failing (only failures for PAYWATCH_ENDPOINT_DISABLE_AFTER)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    reversalEvents: new Counter({
+      name: 'paywatch_payment_reversal_events_total',
+      help: 'payment.reverted / payment.reconfirmed events, by whether they were sent (integration opted in) or only recorded',
+      labelNames: ['event', 'sent'],
+      registers: [registry],
+    }),
     attempts: new Counter({
       name: 'paywatch_callback_attempts_total',
       help: 'Callback attempts by outcome (delivered, accepted, failed, refused)',

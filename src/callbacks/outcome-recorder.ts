@@ -2,7 +2,9 @@ import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
+import { endpointUrlOf } from '../domain/endpoint-url.ts'
 import { recordAttempts, type AttemptOutcome } from '../store/deliveries.ts'
+import { recordEndpointHealth, type DisabledEndpoint, type EndpointAttempt } from '../store/endpoint-health.ts'
 
 /** Outcomes per transaction at most. */
 const WRITE_BATCH = 500
@@ -25,6 +27,8 @@ export function createOutcomeRecorder(deps: {
   events: TrackingEvents
   /** A batch was written, or failed and was given up on: its deliveries are no longer in hand. */
   onWritten(batch: AttemptOutcome[]): void
+  /** Endpoint health (docs/api.md §8): recorded after each batch; endpoints disabled by it are reported. */
+  endpointHealth?: { disableAfterMs: number; onDisabled(endpoints: DisabledEndpoint[]): void }
 }): OutcomeRecorder {
   const { db, clock, logger, events } = deps
   const pending: AttemptOutcome[] = []
@@ -36,11 +40,30 @@ export function createOutcomeRecorder(deps: {
       try {
         const released = await recordAttempts(db, batch, clock())
         for (const tracking of released) events.emit('released', tracking)
+        await recordHealth(batch)
       } catch (error) {
         // The deliveries stay leased and become due again when the lease ends: at least once.
         logger.error({ err: error, count: batch.length }, 'callback attempts could not be recorded; they will be retried')
       }
       deps.onWritten(batch)
+    }
+  }
+
+  async function recordHealth(batch: AttemptOutcome[]): Promise<void> {
+    if (!deps.endpointHealth) return
+    const attempts: EndpointAttempt[] = []
+    for (const o of batch) {
+      const url = endpointUrlOf(o.delivery.tracking.callback)
+      if (url === null) continue
+      const succeeded = o.outcome === 'delivered' || o.outcome === 'accepted'
+      attempts.push({ accountId: o.delivery.tracking.accountId, url, succeeded, gone: o.gone ?? false })
+    }
+    try {
+      const disabled = await recordEndpointHealth(db, attempts, clock(), deps.endpointHealth.disableAfterMs)
+      if (disabled.length > 0) deps.endpointHealth.onDisabled(disabled)
+    } catch (error) {
+      // The attempts are recorded; the next batch of this endpoint updates its health again.
+      logger.warn({ err: error }, 'endpoint health could not be recorded')
     }
   }
 

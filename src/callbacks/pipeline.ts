@@ -3,6 +3,9 @@ import { fullRecord } from '../domain/tracking.ts'
 import type { ClaimedDelivery } from '../store/deliveries.ts'
 import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
+import type { WebhookSecretSource } from './webhook-secret-source.ts'
+import { standardWebhookHeaders } from './webhook-signature.ts'
+import type { WebhookSecretSet } from '../store/webhook-secrets.ts'
 
 /**
  * The stages a claimed delivery goes through inside one worker: signing (a bounded number at once on
@@ -25,6 +28,7 @@ interface Job {
   done: (result: SendResult, startedAt: Date) => void
   body?: string
   headers?: Record<string, string>
+  secrets?: WebhookSecretSet
 }
 
 interface HostState {
@@ -37,6 +41,8 @@ interface HostState {
 export function createAttemptPipeline(options: {
   signer: CallbackSigner
   sender: CallbackSender
+  /** Standard Webhooks secrets (docs/api.md §8); without, only `x-signature` is sent (benchmarks compare). */
+  secrets?: WebhookSecretSource
   clock: () => Date
   concurrency: number
   perHost: number
@@ -76,13 +82,15 @@ export function createAttemptPipeline(options: {
         continue
       }
       signing++
-      const body = asciiJson(fullRecord(tracking))
-      signer
-        .sign(body, tracking.integrationId)
+      const body = bodyOf(job.delivery)
+      const secrets = options.secrets?.secretsFor(tracking.accountId, tracking.integrationId)
+      Promise.all([signer.sign(body, tracking.integrationId), secrets])
         .then(
-          (signature) => {
+          ([signature, secretSet]) => {
             job.body = body
+            job.secrets = secretSet
             job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
+            if (job.delivery.event) job.headers['x-paywatch-event'] = job.delivery.event
             hostState(job.host).ready.push(job)
             pumpHttp(job.host)
           },
@@ -103,7 +111,11 @@ export function createAttemptPipeline(options: {
       state.inFlight++
       inFlight++
       const startedAt = clock()
-      sender.send(job.delivery.tracking.callback!, job.body!, job.headers!).then((result) => {
+      // The Standard Webhooks timestamp is this attempt's: signed now, not when the RSA signature was made.
+      const headers = job.secrets
+        ? { ...job.headers!, ...standardWebhookHeaders(job.secrets, job.delivery.id, startedAt, job.body!) }
+        : job.headers!
+      sender.send(job.delivery.tracking.callback!, job.body!, headers).then((result) => {
         state.inFlight--
         inFlight--
         // An exponentially weighted mean: recent answers count most.
@@ -128,4 +140,10 @@ export function createAttemptPipeline(options: {
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
   }
+}
+
+/** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
+function bodyOf(delivery: ClaimedDelivery): string {
+  const record = fullRecord(delivery.tracking)
+  return asciiJson(delivery.event ? { event: delivery.event, payment: record } : record)
 }

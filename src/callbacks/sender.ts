@@ -17,6 +17,8 @@ export interface SendResult {
   excerpt: string | null
   /** `forward_to` of a JSON answer body. */
   forwardTo: string | null
+  /** The answer's `Retry-After` header as sent (seconds or an HTTP date), read by the classifier. */
+  retryAfter?: string | null
 }
 
 export interface CallbackSender {
@@ -91,6 +93,7 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
         resolve(failed(timedOut ? timeout() : error, statusCode))
       }
       let statusCode = 0
+      let retryAfter: string | null = null
       const chunks: Buffer[] = []
       let kept = 0
       // undici's dispatch handler directly: no response stream, promise or AbortSignal per attempt.
@@ -110,8 +113,10 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
             controller = started
             if (timedOut) started.abort(timeout())
           },
-          onResponseStart(_controller, status) {
+          onResponseStart(_controller, status, headers) {
             statusCode = status
+            const value = headers['retry-after']
+            retryAfter = (Array.isArray(value) ? value[0] : value) ?? null
           },
           onResponseData(_controller, chunk) {
             if (kept >= READ_BYTES) return
@@ -130,6 +135,7 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
               error: null,
               excerpt: excerptOf(text),
               forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,
+              retryAfter,
             })
           },
           onResponseError(_controller, error) {

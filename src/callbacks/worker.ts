@@ -14,6 +14,9 @@ import { createAttemptPipeline } from './pipeline.ts'
 import type { CallbackSender } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
 import { createWakeSignal } from './wake-signal.ts'
+import { createEndpointRegistry } from './endpoint-registry.ts'
+import type { WebhookSecretSource } from './webhook-secret-source.ts'
+import { endpointKey } from '../store/webhook-endpoints.ts'
 
 export interface DeliveryWorkerDeps {
   db: Db
@@ -36,6 +39,10 @@ export interface DeliveryWorkerDeps {
   pollMs?: number
   /** Worker name in the attempt log. */
   name?: string
+  /** Standard Webhooks secrets (docs/api.md §8); without, only `x-signature` is sent. */
+  secrets?: WebhookSecretSource
+  /** An endpoint answering nothing but failures this long is disabled (default 5 days). */
+  disableAfterMs?: number
 }
 
 export interface DeliveryWorker {
@@ -48,6 +55,8 @@ export interface DeliveryWorker {
   runOnce(): Promise<number>
   /** Stops claiming and waits for the attempts in flight to be recorded. */
   stop(): Promise<void>
+  /** An endpoint was enabled (or disabled) elsewhere: read the disabled endpoints again, and claim. */
+  endpointsChanged(): void
 }
 
 /** Time a worker holds a claimed delivery beyond the attempt timeout; renewed while it still holds it. */
@@ -69,9 +78,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
+  const endpoints = createEndpointRegistry(db)
   const pipeline = createAttemptPipeline({
     signer: deps.signer,
     sender: deps.sender,
+    secrets: deps.secrets,
     clock,
     concurrency,
     perHost,
@@ -92,6 +103,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       held.release(batch.map((outcome) => outcome.delivery.id))
       if (backlog) signal.wake()
     },
+    endpointHealth: {
+      disableAfterMs: deps.disableAfterMs ?? 432_000_000,
+      onDisabled(disabled) {
+        for (const endpoint of disabled) {
+          endpoints.markDisabled(endpointKey(endpoint.accountId, endpoint.url))
+          deps.metrics.endpointsDisabled.inc({ reason: endpoint.gone ? 'gone' : 'failing' })
+          logger.warn({ account: endpoint.accountId, endpoint: endpoint.url, reason: endpoint.reason }, 'callback endpoint disabled')
+        }
+      },
+    },
   })
   const claimer = createDueClaimer({
     db,
@@ -103,6 +124,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     maxHeld,
     maxHeldPerHost: maxHeld / 2,
     perHost,
+    endpoints,
     dispatch(delivery, host) {
       held.add(delivery.id)
       pipeline.push(delivery, host, (result, startedAt) => {
@@ -141,6 +163,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       loop ??= run()
     },
     wake: () => signal.wake(),
+    endpointsChanged() {
+      endpoints.invalidate()
+      signal.wake()
+    },
     async runOnce() {
       const { claimed } = await claimer.claimDue()
       await held.settled()

@@ -17,19 +17,21 @@ export function registerCallbackCommands(program: Command, config: () => Config,
   const integrations = program.command('integrations').description('manage integrations (each signs its callbacks with its own key)')
   integrations
     .command('create <accountId>')
-    .description('create an integration; prints its id and public key')
+    .description('create an integration; prints its id, public key and webhook secret (shown only here)')
     .option('--name <name>', 'a name for operators')
-    .action(async (accountId: string, options: { name?: string }) => {
+    .option('--reversal-events', 'send payment.reverted / payment.reconfirmed callbacks for its trackings')
+    .action(async (accountId: string, options: { name?: string; reversalEvents?: boolean }) => {
       const { secretsKey } = config()
       await withDatabase(config(), async (db) => {
         // As at the service's start: a missing or wrong PAYWATCH_SECRETS_KEY stops here, before a key sealed with it is stored.
         const created = await createIntegration(
-          { db, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true },
+          { db, clock, generateKeyPair: generateRsaKeyPair, secretsKey, checkStoredKeys: true },
           accountId,
           options.name ?? null,
+          { reversalEvents: options.reversalEvents === true },
         )
         if (created.kind !== 'created') throw new Error(`account ${accountId} not found`)
-        print(integrationJson(created.integration))
+        print({ ...integrationJson(created.integration), webhook_secret: created.webhookSecret })
       })
     })
   integrations

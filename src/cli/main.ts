@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from '../config/config.ts'
 import { registerAdminCommands } from './admin-commands.ts'
 import { registerDataCommands } from './data-commands.ts'
 import { registerCallbackCommands } from './callback-commands.ts'
+import { registerEndpointCommands } from './endpoint-commands.ts'
 import { registerAccountDataCommands } from './account-data-commands.ts'
 import { dev } from './dev.ts'
 import { serve } from './serve.ts'
@@ -48,6 +49,7 @@ program
 registerAdminCommands(program, configOrExit)
 registerDataCommands(program, configOrExit)
 registerCallbackCommands(program, configOrExit)
+registerEndpointCommands(program, configOrExit)
 registerAccountDataCommands(program, configOrExit)
 
 try {

@@ -28,6 +28,10 @@ export interface Config {
   /** Seconds a client has to send a whole request (headers and body); then 408 and the connection closes. */
   requestTimeoutSec: number
   allowPrivateCallbacks: boolean
+  /** Callback attempts in flight at once to one endpoint (account, scheme://host[:port]). */
+  endpointConcurrency: number
+  /** Seconds of nothing but failed attempts after which an endpoint is disabled. */
+  endpointDisableAfterSec: number
   rate: RateLimitConfig
   /** Failed authentications one client address may make a minute; then 429 until the minute ends. */
   authFailures: number
@@ -118,6 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     callbackTimeoutSec: int('PAYWATCH_CALLBACK_TIMEOUT', 'callbackTimeout', 10, 1, 600),
     requestTimeoutSec: int('PAYWATCH_REQUEST_TIMEOUT', 'requestTimeout', 30, 1, 3600),
     allowPrivateCallbacks: bool('PAYWATCH_ALLOW_PRIVATE_CALLBACKS', 'allowPrivateCallbacks', false),
+    endpointConcurrency: int('PAYWATCH_ENDPOINT_CONCURRENCY', 'endpointConcurrency', 10, 1, 10_000),
+    endpointDisableAfterSec: int('PAYWATCH_ENDPOINT_DISABLE_AFTER', 'endpointDisableAfter', 432_000, 1, 365 * 86400),
     rate: {
       rps: int('PAYWATCH_RATE_RPS', 'rateRps', 10, 1, 1_000_000),
       parallel: int('PAYWATCH_RATE_PARALLEL', 'rateParallel', 10, 1, 1_000_000),

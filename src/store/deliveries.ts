@@ -17,6 +17,8 @@ export interface ClaimedDelivery {
   attempts: number
   claim: string
   tracking: Tracking
+  /** Null for the payment callback; else the event it sends (docs/api.md §8: payment.reverted, payment.reconfirmed). */
+  event?: string | null
 }
 
 /** The attempt log's error for an attempt whose worker stopped before recording its outcome. */
@@ -36,7 +38,7 @@ export async function claimDueDeliveries(
   options: { now: Date; leaseUntil: Date; limit: number; claim: string },
 ): Promise<ClaimedDelivery[]> {
   const { now, leaseUntil, limit, claim } = options
-  const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number }>`
+  const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number; delivery_event: string | null }>`
     WITH picked AS (
       SELECT id, claimed_by, claimed_at FROM deliveries
       WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now}) AND paused_at IS NULL
@@ -50,14 +52,14 @@ export async function claimDueDeliveries(
         last_status_code = CASE WHEN picked.claimed_by IS NULL THEN d.last_status_code END,
         last_error = CASE WHEN picked.claimed_by IS NULL THEN d.last_error ELSE ${INTERRUPTED_ATTEMPT_ERROR}::text END
       FROM picked WHERE d.id = picked.id
-      RETURNING d.id, d.tracking_id, d.attempts, picked.claimed_by AS cut_claim, picked.claimed_at AS cut_at),
+      RETURNING d.id, d.tracking_id, d.attempts, d.event, picked.claimed_by AS cut_claim, picked.claimed_at AS cut_at),
     cut AS (
       INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, outcome, error, worker)
       SELECT gen_random_uuid()::text, id, attempts, COALESCE(cut_at, ${now}::timestamptz),
         GREATEST(0, round(extract(epoch FROM ${now}::timestamptz - COALESCE(cut_at, ${now}::timestamptz)) * 1000))::integer,
         'failed', ${INTERRUPTED_ATTEMPT_ERROR}::text, regexp_replace(cut_claim, ':[^:]*$', '')
       FROM claimed WHERE cut_claim IS NOT NULL)
-    SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, trackings.*
+    SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, claimed.event AS delivery_event, trackings.*
     FROM claimed JOIN trackings ON trackings.id = claimed.tracking_id`.execute(db)
   return claimed.rows.map((row) => ({
     id: row.delivery_id,
@@ -65,6 +67,7 @@ export async function claimDueDeliveries(
     attempts: Number(row.delivery_attempts),
     claim,
     tracking: rowToTracking(row),
+    event: row.delivery_event,
   }))
 }
 
@@ -111,6 +114,8 @@ export interface AttemptOutcome {
   forwardTo: string | null
   /** `due` with the retry time, or the final state. */
   next: { state: 'due'; at: Date } | { state: 'delivered' | 'accepted' | 'dead' }
+  /** The endpoint answered 410 Gone: it is disabled (docs/api.md §8). */
+  gone?: boolean
 }
 
 /**
@@ -269,15 +274,18 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
 }
 
 /**
- * Deliveries waiting (due, including later retries) and the oldest overdue one's due time: also of
- * deliveries a worker has claimed or postponed and not yet attempted (their `due_at` stays).
+ * Deliveries waiting (due, including later retries and those paused behind a disabled endpoint) and the
+ * oldest overdue one's due time: also of deliveries a worker has claimed or postponed and not yet
+ * attempted (their `due_at` stays); paused ones are not overdue, they wait for their endpoint.
  */
 export async function deliveryQueueStats(db: Db, now: Date): Promise<{ due: number; oldestOverdue: Date | null }> {
   const row = await db
     .selectFrom('deliveries')
     .select([
       sql<string>`count(*)`.as('due'),
-      sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now})`.as('oldest'),
+      sql<Date | null>`min(COALESCE(due_at, next_attempt_at)) FILTER (WHERE COALESCE(due_at, next_attempt_at) <= ${now} AND paused_at IS NULL)`.as(
+        'oldest',
+      ),
     ])
     .where('state', '=', 'due')
     .executeTakeFirstOrThrow()

@@ -15,6 +15,8 @@ export interface DisabledEndpoint {
   accountId: string
   url: string
   reason: string
+  /** Disabled by a 410 answer (else by its failure streak). */
+  gone: boolean
 }
 
 /**
@@ -51,16 +53,18 @@ export async function recordEndpointHealth(
         last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
         updated_at = excluded.updated_at`.execute(trx)
 
+    const failing = endpoints.filter((e) => !e.succeeded || e.gone)
+    if (failing.length === 0) return []
     const limit = new Date(now.getTime() - disableAfterMs)
-    const candidates = endpoints.map((e) => sql`(${e.accountId}::text, ${e.url}::text, ${e.gone}::boolean)`)
-    const disabled = await sql<{ account_id: string; url: string; disabled_reason: string }>`
+    const candidates = failing.map((e) => sql`(${e.accountId}::text, ${e.url}::text, ${e.gone}::boolean)`)
+    const disabled = await sql<{ account_id: string; url: string; disabled_reason: string; gone: boolean }>`
       UPDATE webhook_endpoints AS e SET state = 'disabled', disabled_at = ${now}, updated_at = ${now},
         disabled_reason = CASE WHEN c.gone THEN 'the endpoint answered 410 Gone'
           ELSE 'nothing but failures since ' || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END
       FROM (VALUES ${sql.join(candidates)}) AS c(account_id, url, gone)
       WHERE e.account_id = c.account_id AND e.url = c.url AND e.state = 'active'
         AND (c.gone OR (e.failing_since IS NOT NULL AND e.failing_since <= ${limit}))
-      RETURNING e.account_id, e.url, e.disabled_reason`.execute(trx)
+      RETURNING e.account_id, e.url, e.disabled_reason, c.gone`.execute(trx)
 
     for (const row of disabled.rows) {
       await sql`
@@ -69,18 +73,28 @@ export async function recordEndpointHealth(
         WHERE t.id = d.tracking_id AND d.state = 'due' AND d.paused_at IS NULL AND d.claimed_by IS NULL
           AND t.account_id = ${row.account_id} AND t.callback IS NOT NULL AND paywatch_origin(t.callback) = ${row.url}`.execute(trx)
     }
-    return disabled.rows.map((row) => ({ accountId: row.account_id, url: row.url, reason: row.disabled_reason }))
+    return disabled.rows.map((row) => ({ accountId: row.account_id, url: row.url, reason: row.disabled_reason, gone: row.gone }))
   })
 }
 
-/** Gives claimed deliveries of disabled endpoints back without an attempt, paused (no retry spent). */
-export async function pauseClaimedDeliveries(db: Db, claim: string, ids: string[], now: Date): Promise<void> {
-  if (ids.length === 0) return
-  await db
-    .updateTable('deliveries')
-    .set({ paused_at: now, locked_until: null, claimed_by: null, next_attempt_at: now, updated_at: now })
-    .where('id', 'in', ids)
-    .where('claimed_by', '=', claim)
-    .where('state', '=', 'due')
-    .execute()
+/**
+ * Gives claimed deliveries back without an attempt, paused (no retry spent), when their endpoint is
+ * disabled in the database now (a node's list of disabled endpoints may be a second old). Answers the
+ * ids paused; the others are still the caller's to attempt.
+ */
+export async function pauseClaimedDeliveries(
+  db: Db,
+  claim: string,
+  items: { id: string; accountId: string; url: string }[],
+  now: Date,
+): Promise<Set<string>> {
+  if (items.length === 0) return new Set()
+  const values = items.map((item) => sql`(${item.id}::text, ${item.accountId}::text, ${item.url}::text)`)
+  const paused = await sql<{ id: string }>`
+    UPDATE deliveries AS d SET paused_at = ${now}, locked_until = NULL, claimed_by = NULL, next_attempt_at = ${now}, updated_at = ${now}
+    FROM (VALUES ${sql.join(values)}) AS v(id, account_id, url)
+    JOIN webhook_endpoints e ON e.account_id = v.account_id AND e.url = v.url AND e.state = 'disabled'
+    WHERE d.id = v.id AND d.claimed_by = ${claim} AND d.state = 'due'
+    RETURNING d.id`.execute(db)
+  return new Set(paused.rows.map((row) => row.id))
 }

@@ -9,6 +9,8 @@ export interface Integration {
   name: string | null
   publicKeyPem: string
   createdAt: Date
+  /** payment.reverted / payment.reconfirmed callbacks are sent (docs/api.md §8). */
+  reversalEvents: boolean
 }
 
 const toIntegration = (row: {
@@ -17,15 +19,17 @@ const toIntegration = (row: {
   name: string | null
   public_key_pem: string
   created_at: Date
+  reversal_events: boolean
 }): Integration => ({
   id: row.id,
   accountId: row.account_id,
   name: row.name,
   publicKeyPem: row.public_key_pem,
   createdAt: row.created_at,
+  reversalEvents: row.reversal_events,
 })
 
-const publicColumns = ['id', 'account_id', 'name', 'public_key_pem', 'created_at'] as const
+const publicColumns = ['id', 'account_id', 'name', 'public_key_pem', 'created_at', 'reversal_events'] as const
 
 export async function createIntegration(
   db: Db,
@@ -33,6 +37,7 @@ export async function createIntegration(
   name: string | null,
   keys: { privateKeyPem: string; publicKeyPem: string },
   secretsKey: Buffer | null,
+  reversalEvents = false,
 ): Promise<Integration> {
   const row = await db
     .insertInto('integrations')
@@ -42,6 +47,7 @@ export async function createIntegration(
       name,
       private_key_pem: secretsKey ? seal(keys.privateKeyPem, secretsKey) : keys.privateKeyPem,
       public_key_pem: keys.publicKeyPem,
+      reversal_events: reversalEvents,
     })
     .returning(publicColumns)
     .executeTakeFirstOrThrow()

@@ -117,7 +117,7 @@ export interface DeliveriesTable {
   id: string
   tracking_id: string
   reason: 'completed' | 'redeliver'
-  state: Generated<'due' | 'delivered' | 'accepted' | 'dead'>
+  state: Generated<'due' | 'delivered' | 'accepted' | 'dead' | 'skipped'>
   attempts: Generated<number>
   next_attempt_at: Timestamp
   locked_until: Timestamp | null

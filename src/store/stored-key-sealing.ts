@@ -21,6 +21,7 @@ export async function sealStoredSigningKeys(db: Db, secretsKey: Buffer | null): 
       .select(sql<number>`1`.as('one'))
       .where('private_key_pem', 'like', 'pwenc:%')
       .unionAll(db.selectFrom('integrations').select(sql<number>`1`.as('one')).where('private_key_pem', 'like', 'pwenc:%'))
+      .unionAll(db.selectFrom('webhook_secrets').select(sql<number>`1`.as('one')).where('secret', 'like', 'pwenc:%'))
       .limit(1)
       .executeTakeFirst()
     if (sealed)
@@ -47,6 +48,30 @@ export async function sealStoredSigningKeys(db: Db, secretsKey: Buffer | null): 
         .set({ private_key_pem: seal(row.private_key_pem, secretsKey) })
         .where(column, '=', row.id)
         .where('private_key_pem', '=', row.private_key_pem)
+        .executeTakeFirst()
+      count += Number(result.numUpdatedRows)
+    }
+  }
+  return count + (await sealWebhookSecrets(db, secretsKey))
+}
+
+/** The Standard Webhooks secrets (docs/api.md §8), current and previous, as the keys above. */
+async function sealWebhookSecrets(db: Db, secretsKey: Buffer): Promise<number> {
+  const rows = await db.selectFrom('webhook_secrets').select(['owner', 'secret', 'previous_secret']).execute()
+  let count = 0
+  for (const row of rows) {
+    for (const column of ['secret', 'previous_secret'] as const) {
+      const stored = row[column]
+      if (stored === null) continue
+      if (isSealed(stored)) {
+        opens(stored, secretsKey)
+        continue
+      }
+      const result = await db
+        .updateTable('webhook_secrets')
+        .set({ [column]: seal(stored, secretsKey) })
+        .where('owner', '=', row.owner)
+        .where(column, '=', stored)
         .executeTakeFirst()
       count += Number(result.numUpdatedRows)
     }

@@ -91,3 +91,13 @@ export async function enableEndpoint(db: Db, accountId: string, url: string, now
     return Number(resumed.numAffectedRows ?? 0n)
   })
 }
+
+/** How many endpoints are in each state (for the metrics). */
+export async function endpointCountsByState(db: Db): Promise<Partial<Record<'active' | 'disabled', number>>> {
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select(['state', sql<string>`count(*)`.as('n')])
+    .groupBy('state')
+    .execute()
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]))
+}

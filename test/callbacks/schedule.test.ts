@@ -42,7 +42,13 @@ let failing: Receiver
 before(async () => {
   failing = await startReceiver(() => ({ status: 500 }))
   // No background worker: the test drives each attempt with the injected clock.
-  service = await startTestService({ clock, background: false, callbacks: { random } })
+  // The 21 days of retries run against one failing endpoint: it is not disabled meanwhile (a year).
+  service = await startTestService({
+    clock,
+    background: false,
+    callbacks: { random },
+    env: { PAYWATCH_ENDPOINT_DISABLE_AFTER: '31536000' },
+  })
 })
 after(async () => {
   await service?.close()

@@ -12,9 +12,16 @@ import {
   appRequestFields,
   integrationRequestFields,
   linkRequestFields,
+  readIntegrationRequest,
   readOptionalName,
   readRequiredName,
 } from '../../src/admin/names.ts'
+import {
+  endpointRecoverRequestFields,
+  endpointRequestFields,
+  readEndpointRecoverRequest,
+  readEndpointRequest,
+} from '../../src/domain/endpoint-request.ts'
 import { readShopRequest, shopRequestFields } from '../../src/admin/shops.ts'
 import { parseIsoTimestamp } from '../../src/domain/iso-timestamp.ts'
 import { linkPaymentsQueryFields, parseLinkPaymentsQuery } from '../../src/domain/link-payment.ts'
@@ -108,9 +115,23 @@ const cases: Case[] = [
   {
     name: 'POST /admin/accounts/{id}/integrations body',
     fields: integrationRequestFields,
-    parse: (input) => readOptionalName(asBody(input), integrationRequestFields),
-    valid: () => ({ name: 'Shop backend' }),
+    parse: (input) => readIntegrationRequest(asBody(input)),
+    valid: () => ({ name: 'Shop backend', reversal_events: true }),
     variants: [{}],
+  },
+  {
+    name: 'POST /v2/endpoints/enable and /test body',
+    fields: endpointRequestFields,
+    parse: (input) => readEndpointRequest(asBody(input)),
+    valid: () => ({ url: 'https://shop.example/hook' }),
+    variants: [],
+  },
+  {
+    name: 'POST /v2/endpoints/recover body',
+    fields: endpointRecoverRequestFields,
+    parse: (input) => readEndpointRecoverRequest(asBody(input)),
+    valid: () => ({ url: 'https://shop.example', since: '2026-01-01T00:00:00.000Z' }),
+    variants: [],
   },
   {
     name: 'POST /admin/accounts/{id}/shops body',
@@ -246,6 +267,10 @@ describe('/openapi.json documents the tables the routes parse with', () => {
     assert.deepEqual(bodyOf('/admin/accounts/{id}/links'), Object.keys(linkRequestFields).sort())
     assert.deepEqual(bodyOf('/admin/accounts/{id}/integrations'), Object.keys(integrationRequestFields).sort())
     assert.deepEqual(bodyOf('/admin/accounts/{id}/shops'), Object.keys(shopRequestFields).sort())
+    assert.deepEqual(bodyOf('/v2/endpoints/enable'), Object.keys(endpointRequestFields).sort())
+    assert.deepEqual(bodyOf('/v2/endpoints/test'), Object.keys(endpointRequestFields).sort())
+    assert.deepEqual(bodyOf('/v2/endpoints/recover'), Object.keys(endpointRecoverRequestFields).sort())
+    assert.deepEqual(bodyOf('/admin/accounts/{id}/endpoints/recover'), Object.keys(endpointRecoverRequestFields).sort())
     assert.deepEqual(bodyOf('/admin/apps/{id}/grants'), Object.keys(grantRequestFields).sort())
   })
 })

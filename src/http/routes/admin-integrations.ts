@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { createIntegration, listIntegrations, showIntegration } from '../../admin/integrations.ts'
-import { integrationRequestFields, readOptionalName } from '../../admin/names.ts'
+import { integrationRequestFields, readIntegrationRequest } from '../../admin/names.ts'
 import { integrationJson } from '../../admin/records.ts'
+import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
@@ -11,6 +12,7 @@ import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
   db: Db
+  clock: Clock
   adminToken: string | null
   generateKeyPair: () => Promise<KeyPairPem>
   /** Seals the new private key in the database when set. */
@@ -29,9 +31,10 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
     '/admin/accounts/:id/integrations',
     {
       schema: {
-        summary: 'Create an integration with its own callback-signing key; answers {id, public_key}',
+        operationId: 'adminCreateIntegration',
+        summary: 'Create an integration with its own callback-signing key and webhook secret; answers {id, public_key, webhook_secret, …}',
         description:
-          'Body (optional): {"name": "…"}. Trackings that name the integration (integration_id or payload.integration) are signed with its key.',
+          'Body (optional): {"name": "…", "reversal_events": true}. Trackings that name the integration (integration_id or payload.integration) are signed with its key and its Standard Webhooks secret, which is answered only here.',
         tags,
         security,
         params: idParams,
@@ -41,12 +44,14 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
       validatorCompiler: readByHand,
     },
     async (request, reply) => {
-      const read = readOptionalName(objectBody(request.body), integrationRequestFields)
+      const read = readIntegrationRequest(objectBody(request.body))
       if (!read.ok) throw validationFailed(read.errors)
       // The service checked the stored keys against its secrets key at start.
-      const created = await createIntegration({ ...deps, checkStoredKeys: false }, request.params.id, read.value.name)
+      const created = await createIntegration({ ...deps, checkStoredKeys: false }, request.params.id, read.value.name, {
+        reversalEvents: read.value.reversalEvents,
+      })
       if (created.kind !== 'created') throw adminProblem(created)
-      return reply.code(201).send(integrationJson(created.integration))
+      return reply.code(201).send({ ...integrationJson(created.integration), webhook_secret: created.webhookSecret })
     },
   )
 

@@ -4,7 +4,9 @@ import { generateRsaKeyPair } from '../../callbacks/signer.ts'
 import type { Common } from '../../common/common.ts'
 import type { Subsystem } from '../../common/subsystem.ts'
 import type { Db } from '../../store/database.ts'
+import { adminEndpointRoutes } from './admin-endpoints.ts'
 import { adminIntegrationRoutes } from './admin-integrations.ts'
+import { endpointRoutes } from './endpoints.ts'
 import { deliveryRoutes } from './deliveries.ts'
 import { publicKeyRoutes } from './public-key.ts'
 
@@ -14,15 +16,33 @@ import { publicKeyRoutes } from './public-key.ts'
  */
 export function withCallbackRoutes(common: Common, db: Db, callbacks: Callbacks): Subsystem {
   const { config, clock } = common
+  const endpointDeps = {
+    db,
+    clock,
+    onScheduled: () => callbacks.worker.endpointsChanged(),
+    sendTestEvent: callbacks.sendTestEvent,
+  }
   const publicRoutes: FastifyPluginAsync[] = [
     async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem }),
     async (app) =>
       adminIntegrationRoutes(app, {
         db,
+        clock,
         adminToken: config.adminToken,
         generateKeyPair: generateRsaKeyPair,
         secretsKey: config.secretsKey,
       }),
+    async (app) =>
+      adminEndpointRoutes(app, {
+        ...endpointDeps,
+        adminToken: config.adminToken,
+        secretsKey: config.secretsKey,
+        onRotated: () => callbacks.secrets.forget(),
+      }),
   ]
-  return { ...callbacks, apiRoutes: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() })], publicRoutes }
+  return {
+    ...callbacks,
+    apiRoutes: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() }), endpointRoutes(endpointDeps)],
+    publicRoutes,
+  }
 }

@@ -20,7 +20,8 @@ const deliverySchema = Type.Object(
   {
     id: Type.String({ description: 'sent as x-delivery-id on every attempt of this delivery' }),
     reason: Type.String({ description: 'completed or redeliver' }),
-    state: Type.String({ description: 'due, delivered (200), accepted (202) or dead' }),
+    state: Type.String({ description: 'due, delivered (200), accepted (202), dead, or skipped (an event without the opt-in, never sent)' }),
+    event: Type.Optional(Type.String({ description: 'only on event deliveries: payment.reverted or payment.reconfirmed' })),
     attempt_count: Type.Integer(),
     next_attempt_at: Nullable(Type.String()),
     last_attempt_at: Nullable(Type.String()),

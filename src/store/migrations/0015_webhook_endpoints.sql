@@ -34,8 +34,11 @@ CREATE INDEX webhook_endpoints_disabled ON webhook_endpoints (account_id) WHERE 
 -- A due delivery of a disabled endpoint waits (not claimed, no retry spent) until the endpoint is enabled.
 ALTER TABLE deliveries ADD COLUMN paused_at timestamptz;
 -- What the delivery sends: null is the payment callback (docs/api.md §4); else the event's name
--- ('payment.reverted', 'payment.reconfirmed'). `suppressed` events are recorded but never sent (no opt-in).
+-- ('payment.reverted', 'payment.reconfirmed'). An event without the integration's opt-in is recorded in
+-- state 'skipped' and never sent.
 ALTER TABLE deliveries ADD COLUMN event text;
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_state_check;
+ALTER TABLE deliveries ADD CONSTRAINT deliveries_state_check CHECK (state IN ('due', 'delivered', 'accepted', 'dead', 'skipped'));
 CREATE INDEX deliveries_paused ON deliveries (tracking_id) WHERE paused_at IS NOT NULL;
 
 -- When the paying transaction left the canonical chain after success; null again once reconfirmed.

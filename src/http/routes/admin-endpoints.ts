@@ -1,0 +1,158 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { enableEndpoint, listAllEndpoints, listEndpoints, recoverEndpoint, testEndpoint, type EndpointDeps } from '../../admin/endpoints.ts'
+import { accountEndpointJson, endpointJson } from '../../admin/records.ts'
+import { rotateAccountWebhookSecret, type WebhookSecretDeps } from '../../admin/webhook-secrets.ts'
+import {
+  endpointRecoverRequestFields,
+  endpointRequestFields,
+  readEndpointRecoverRequest,
+  readEndpointRequest,
+} from '../../domain/endpoint-request.ts'
+import { notFound, problem, validationFailed } from '../problem.ts'
+import { problemResponses } from '../problem-schemas.ts'
+import { fieldsSchema, readByHand } from '../request-schemas.ts'
+import { adminGuard, adminProblem, objectBody } from './admin.ts'
+import { endpointSchema } from './endpoints.ts'
+
+export interface AdminEndpointsDeps extends EndpointDeps, WebhookSecretDeps {
+  adminToken: string | null
+}
+
+const tags = ['admin']
+const security = [{ adminToken: [] }]
+const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
+
+function endpointProblem(outcome: { kind: 'invalid-url' } | { kind: 'not-found'; what: string }) {
+  return outcome.kind === 'invalid-url'
+    ? validationFailed([{ path: 'url', message: 'must be an absolute http(s) URL' }])
+    : notFound(`${outcome.what} of this account`)
+}
+
+/** The account's webhook secret and every account's callback endpoints, for the operator (docs/api.md §8). */
+export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpointsDeps): Promise<void> {
+  app.addHook('onRequest', adminGuard(deps.adminToken))
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/webhook-secret',
+    {
+      schema: {
+        operationId: 'adminRotateWebhookSecret',
+        summary:
+          "Create or rotate the account's Standard Webhooks secret (callbacks without an integration); the previous one signs 24 h more",
+        tags,
+        security,
+        params: idParams,
+        response: { 201: Type.Object({ webhook_secret: Type.String() }), ...problemResponses('NOT_FOUND') },
+      },
+    },
+    async (request, reply) => {
+      const rotated = await rotateAccountWebhookSecret(deps, request.params.id)
+      if (rotated.kind !== 'rotated') throw adminProblem(rotated)
+      return reply.code(201).send({ webhook_secret: rotated.webhookSecret })
+    },
+  )
+
+  app.get(
+    '/admin/endpoints',
+    {
+      schema: {
+        operationId: 'adminListAllEndpoints',
+        summary: "Every account's callback endpoints with their health",
+        tags,
+        security,
+        response: { 200: Type.Array(Type.Intersect([Type.Object({ account_id: Type.String() }), endpointSchema])), ...problemResponses() },
+      },
+    },
+    async () => (await listAllEndpoints(deps)).endpoints.map(accountEndpointJson),
+  )
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/accounts/:id/endpoints',
+    {
+      schema: {
+        operationId: 'adminListEndpoints',
+        summary: "An account's callback endpoints with their health",
+        tags,
+        security,
+        params: idParams,
+        response: { 200: Type.Array(endpointSchema), ...problemResponses('NOT_FOUND') },
+      },
+    },
+    async (request) => {
+      const listed = await listEndpoints(deps, request.params.id)
+      if (listed.kind !== 'listed') throw adminProblem(listed)
+      return listed.endpoints.map(endpointJson)
+    },
+  )
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/endpoints/enable',
+    {
+      schema: {
+        operationId: 'adminEnableEndpoint',
+        summary: "Enable an account's endpoint; its waiting deliveries go out now",
+        tags,
+        security,
+        params: idParams,
+        body: fieldsSchema(endpointRequestFields),
+        response: { 200: endpointSchema, ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
+      },
+      validatorCompiler: readByHand,
+    },
+    async (request) => {
+      const read = readEndpointRequest(objectBody(request.body))
+      if (!read.ok) throw validationFailed(read.errors)
+      const outcome = await enableEndpoint(deps, request.params.id, read.value.url)
+      if (outcome.kind !== 'enabled') throw endpointProblem(outcome)
+      return endpointJson(outcome.endpoint)
+    },
+  )
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/endpoints/recover',
+    {
+      schema: {
+        operationId: 'adminRecoverEndpoint',
+        summary: "Send again every delivery to an account's endpoint whose last attempt failed, or that died, since `since`",
+        tags,
+        security,
+        params: idParams,
+        body: fieldsSchema(endpointRecoverRequestFields),
+        response: { 202: Type.Object({ redelivered: Type.Integer() }), ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
+      },
+      validatorCompiler: readByHand,
+    },
+    async (request, reply) => {
+      const read = readEndpointRecoverRequest(objectBody(request.body))
+      if (!read.ok) throw validationFailed(read.errors)
+      const outcome = await recoverEndpoint(deps, request.params.id, read.value.url, read.value.since)
+      if (outcome.kind !== 'recovered') throw endpointProblem(outcome)
+      return reply.code(202).send({ redelivered: outcome.redelivered })
+    },
+  )
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/accounts/:id/endpoints/test',
+    {
+      schema: {
+        operationId: 'adminTestEndpoint',
+        summary: "Send one signed test event to an account's endpoint url",
+        tags,
+        security,
+        params: idParams,
+        body: fieldsSchema(endpointRequestFields),
+        response: { 202: Type.Object({ id: Type.String() }), ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
+      },
+      validatorCompiler: readByHand,
+    },
+    async (request, reply) => {
+      const read = readEndpointRequest(objectBody(request.body))
+      if (!read.ok) throw validationFailed(read.errors)
+      const outcome = await testEndpoint(deps, request.params.id, read.value.url)
+      if (outcome.kind === 'unavailable') throw problem('INTERNAL_ERROR', 'test events cannot be sent by this process')
+      if (outcome.kind !== 'sent') throw endpointProblem(outcome)
+      return reply.code(202).send({ id: outcome.id })
+    },
+  )
+}
