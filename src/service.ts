@@ -146,6 +146,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         generateKeyPair: generateRsaKeyPair,
         secretsKey: config.secretsKey,
         onDeliveryScheduled: () => callbacks.worker.wake(),
+        sendTestEvent: callbacks.sendTestEvent,
         onKeyRevoked: auth.forgetKey,
         onKeyCreated: auth.forgetUnknown,
       }),

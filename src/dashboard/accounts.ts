@@ -72,12 +72,16 @@ export async function accountRoutes(app: FastifyInstance, deps: DashboardDeps): 
   app.post<{ Params: { id: string }; Body: Form }>('/dashboard/accounts/:id/integrations', async (request, reply) => {
     const name = readOptionalName({ name: request.body?.name || undefined }, linkRequestFields)
     const created = await createIntegration(
-      { db: deps.db, generateKeyPair: deps.generateKeyPair, secretsKey: deps.secretsKey, checkStoredKeys: false },
+      { db: deps.db, clock: deps.clock, generateKeyPair: deps.generateKeyPair, secretsKey: deps.secretsKey, checkStoredKeys: false },
       request.params.id,
       name.ok ? name.value.name : null,
+      { reversalEvents: request.body?.reversal_events === 'on' },
     )
     if (created.kind !== 'created') return reply.redirect('/dashboard/accounts', 303)
-    const shown = html`<div class="notice notice-ok" role="status"><p>Integration <code>${created.integration.id}</code> created. Its public key (integrators verify callbacks with it):</p><pre>${created.integration.publicKeyPem}</pre></div>`
+    const shown = html`<div class="notice notice-ok" role="status">
+      <p>Integration <code>${created.integration.id}</code> created. Its webhook secret (shown only now; copy it):</p>
+      <p><code class="secret" data-field="webhook-secret">${created.webhookSecret}</code></p>
+      <p>Its public key (integrators verify <code>x-signature</code> with it):</p><pre>${created.integration.publicKeyPem}</pre></div>`
     return accountPage(deps, request, reply, request.params.id, undefined, shown)
   })
 
@@ -163,6 +167,7 @@ async function accountPage(
       )}
       <form method="post" action="${base}/integrations" class="inline-form">${csrfField(csrfToken)}
         <div class="field grow"><label for="integration-name">Integration name (optional)</label><input id="integration-name" name="name" maxlength="200" /></div>
+        <label class="check"><input type="checkbox" name="reversal_events" id="reversal-events" /> Send reversal events</label>
         <button type="submit">Create integration</button></form>`,
     )}
     ${section(

@@ -19,6 +19,8 @@ export interface DashboardDeps {
   /** Integrations get their callback-signing key from the callbacks subsystem. */
   generateKeyPair: () => Promise<KeyPairPem>
   secretsKey: Buffer | null
+  /** One signed test event to an endpoint (the callbacks subsystem's sender); absent: no Test button. */
+  sendTestEvent?: (accountId: string, url: string) => Promise<{ id: string }>
   /** A redelivery became due: wake this node's delivery workers. */
   onDeliveryScheduled: () => void
   /** API key caches of the HTTP authentication (a revoked key stops at once, a new one works at once). */

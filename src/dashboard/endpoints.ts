@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { listAccounts } from '../admin/accounts.ts'
-import { enableEndpoint, listAllEndpoints, recoverEndpoint } from '../admin/endpoints.ts'
+import { enableEndpoint, listAllEndpoints, recoverEndpoint, testEndpoint } from '../admin/endpoints.ts'
 import type { DashboardDeps } from './deps.ts'
 import { time } from './format.ts'
 import { html, queryString } from './html.ts'
@@ -22,6 +22,10 @@ function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } |
       return { text: `${outcome.url} is enabled; ${count} waiting deliveries go out now.`, kind: 'ok' }
     case 'recovered':
       return { text: `${count} ${count === 1 ? 'delivery' : 'deliveries'} to ${outcome.url} sent again.`, kind: 'ok' }
+    case 'tested':
+      return { text: `A signed test event is on its way to ${outcome.url}.`, kind: 'ok' }
+    case 'unavailable':
+      return { text: 'This node cannot send test events.', kind: 'error' }
     case 'invalid-url':
       return { text: 'That is not an endpoint URL.', kind: 'error' }
     case 'not-found':
@@ -41,12 +45,12 @@ function readSince(text: string | undefined): Date | undefined {
 }
 
 /**
- * Callback endpoints of every account (the webhook platform): state, failing since, waiting deliveries;
+ * Callback endpoints of every account (docs/api.md §8): state, failing since, waiting deliveries;
  * Enable a disabled one (its waiting deliveries go out), Recover the failed and dead deliveries since
  * a time. Through the webhook platform's use cases in src/admin/endpoints.ts.
  */
 export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
-  const useCaseDeps = { db: deps.db, clock: deps.clock, onScheduled: deps.onDeliveryScheduled }
+  const useCaseDeps = { db: deps.db, clock: deps.clock, onScheduled: deps.onDeliveryScheduled, sendTestEvent: deps.sendTestEvent }
 
   app.get<{ Querystring: Outcome }>('/dashboard/endpoints', async (request, reply) => {
     const csrfToken = request.dashboardSession!.csrfToken
@@ -64,6 +68,7 @@ export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps):
         <td class="num">${e.pendingDeliveries}</td>
         <td class="actions">
           ${e.state === 'disabled' ? actionButton('/dashboard/endpoints/enable', 'Enable', csrfToken, fields) : ''}
+          ${deps.sendTestEvent ? actionButton('/dashboard/endpoints/test', 'Send test event', csrfToken, fields) : ''}
           <form method="post" action="/dashboard/endpoints/recover" class="inline-form">
             ${csrfField(csrfToken)}<input type="hidden" name="account" value="${e.accountId}" /><input type="hidden" name="url" value="${e.url}" />
             <div class="field"><label for="since-${i}">Recover since (UTC)</label><input id="since-${i}" name="since" type="datetime-local" value="${dayAgo}" required /></div>
@@ -101,5 +106,11 @@ export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps):
     const outcome =
       recovered.kind === 'recovered' ? { done: 'recovered', count: String(recovered.redelivered), url } : { done: recovered.kind }
     return reply.redirect(back(outcome), 303)
+  })
+
+  app.post<{ Body: Form }>('/dashboard/endpoints/test', async (request, reply) => {
+    const { account = '', url = '' } = request.body ?? {}
+    const sent = await testEndpoint(useCaseDeps, account, url)
+    return reply.redirect(back(sent.kind === 'sent' ? { done: 'tested', url } : { done: sent.kind }), 303)
   })
 }

@@ -2,11 +2,9 @@
 // died since a time are sent again (Recover), through the webhook platform's use cases.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { insertCompleted } from '../callbacks/support.ts'
+import { insertCompleted, startReceiver, type Receiver } from '../callbacks/support.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { chromiumMissing, listenOn, openBrowser, screenshot, signIn, type Browser } from './browser.ts'
-
-const ENDPOINT = 'http://127.0.0.1:9'
 
 describe('endpoints page', { skip: chromiumMissing }, () => {
   let service: TestService
@@ -14,9 +12,13 @@ describe('endpoints page', { skip: chromiumMissing }, () => {
   let baseUrl: string
   let accountId: string
   let trackingId: string
+  let receiver: Receiver
+  let ENDPOINT: string
 
   before(async () => {
     // No background work: the deliveries the page schedules stay in the table to be looked at.
+    receiver = await startReceiver(() => ({ status: 200 }))
+    ENDPOINT = receiver.url
     service = await startTestService({ background: false })
     ;({ accountId } = await service.newAccount('Endpoint Shop'))
     const db = service.database.db
@@ -47,6 +49,7 @@ describe('endpoints page', { skip: chromiumMissing }, () => {
   after(async () => {
     await browser?.close()
     await service?.close()
+    await receiver?.close()
   })
 
   test('Enable turns a disabled endpoint active; Recover sends the deliveries that died since the given time again', async () => {
@@ -84,5 +87,11 @@ describe('endpoints page', { skip: chromiumMissing }, () => {
     await row.getByLabel('Recover since (UTC)').fill(new Date().toISOString().slice(0, 16))
     await row.getByRole('button', { name: 'Recover' }).click()
     await page.getByRole('status').filter({ hasText: '0 deliveries to' }).waitFor()
+
+    await row.getByRole('button', { name: 'Send test event' }).click()
+    await page.getByRole('status').filter({ hasText: 'test event is on its way' }).waitFor()
+    const [got] = await receiver.waitFor(1)
+    assert.equal(got!.headers['x-paywatch-event'], 'test')
+    assert.equal(JSON.parse(got!.body).event, 'test')
   })
 })
