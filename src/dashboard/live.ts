@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Tracking } from '../domain/tracking.ts'
 import { listDeliveries } from '../store/deliveries.ts'
+import { findTrackingState } from '../store/payment-timeline.ts'
 import type { DashboardDeps } from './deps.ts'
 
 /** How often a stream looks at what the tracking events do not announce: chain heads, callback attempts. */
@@ -13,8 +14,8 @@ const REFRESH_GAP_MS = 1_000
 /**
  * Server-sent events for live pages (`data-live` on the page's main element; static/dashboard.js
  * listens): `refresh` asks the page to fetch itself again, `progress` carries a pending payment's
- * confirmations so they count up in place. Fed by the tracking event bus, and by a light poll of the
- * chains' readiness (overview) or the payment's delivery log (payment page), which have no events.
+ * confirmations so they count up in place. Fed by this node's tracking event bus, and by a light poll
+ * (every 2 s) of what has no event here: chain heads, callback attempts, other nodes' verdicts.
  */
 export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const streams = new Set<() => void>()
@@ -61,11 +62,20 @@ export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Pro
     deps.events.on('progress', onProgress)
 
     let lastLook: string | undefined
+    // Other nodes' events do not reach this bus: the chain heads (overview), or the payment's status,
+    // its chain's head while it is pending and its delivery log (payment page) are looked at instead.
+    const paymentState = async (id: string) => {
+      const state = await findTrackingState(deps.db, id)
+      const head =
+        state?.status === 'pending' ? (await deps.chainReadiness()).find((chain) => chain.name === state.blockchain)?.head : undefined
+      const deliveries = (await listDeliveries(deps.db, id)).map((d) => [d.id, d.state, d.attempts, d.attemptLog.length])
+      return JSON.stringify([state?.status, head, deliveries])
+    }
     const look = async () => {
       const seen =
         trackingId === undefined
           ? JSON.stringify((await deps.chainReadiness()).map((chain) => [chain.name, chain.ok, chain.head]))
-          : JSON.stringify((await listDeliveries(deps.db, trackingId)).map((d) => [d.id, d.state, d.attempts, d.attemptLog.length]))
+          : await paymentState(trackingId)
       if (lastLook !== undefined && seen !== lastLook) refresh()
       lastLook = seen
     }

@@ -34,3 +34,8 @@ export async function findSeenTransaction(db: Db, trackingId: string): Promise<S
     source: match ? 'match' : 'watch',
   }
 }
+
+/** A tracking's status and chain by id (the live payment page's look for changes made on other nodes). */
+export async function findTrackingState(db: Db, trackingId: string): Promise<{ status: string; blockchain: string } | undefined> {
+  return db.selectFrom('trackings').select(['status', 'blockchain']).where('id', '=', trackingId).executeTakeFirst()
+}
