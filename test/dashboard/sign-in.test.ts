@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { ADMIN_TOKEN, startTestService, type TestService } from '../support/service.ts'
-import { chromiumMissing, listenOn, openBrowser, screenshot, signIn } from './browser.ts'
+import { chromiumMissing, listenOn, openBrowser, screenshot } from './browser.ts'
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString()
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -47,7 +47,10 @@ describe('in Chromium', { skip: chromiumMissing }, () => {
       assert.deepEqual(await context.cookies(), [])
       await screenshot(page, 'sign-in-refused')
 
-      await signIn(page, baseUrl)
+      // Signed in by keyboard alone: the token field has the focus, Enter sends the form.
+      await page.keyboard.type(ADMIN_TOKEN)
+      await page.keyboard.press('Enter')
+      await page.waitForURL(`${baseUrl}/dashboard`)
       await page.getByRole('heading', { name: 'Overview' }).waitFor()
       const [cookie] = await context.cookies()
       assert.equal(cookie?.name, 'paywatch_dashboard')
@@ -57,6 +60,12 @@ describe('in Chromium', { skip: chromiumMissing }, () => {
       assert.equal(cookie.secure, false, 'served over plain http here; Secure is set over https')
       const hoursLeft = (cookie.expires * 1000 - Date.now()) / 3_600_000
       assert.ok(hoursLeft > 11 && hoursLeft <= 12, `the session expires in ${hoursLeft} h`)
+
+      // The keyboard reaches everything: the first Tab lands on the skip link, which leads to the content.
+      await page.keyboard.press('Tab')
+      assert.equal(await page.evaluate('document.activeElement.textContent'), 'Skip to content')
+      await page.keyboard.press('Enter')
+      assert.equal(await page.evaluate('document.activeElement.id'), 'main')
 
       await page.getByRole('button', { name: 'Sign out' }).click()
       await page.waitForURL(`${baseUrl}/dashboard/sign-in`)
