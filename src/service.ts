@@ -141,6 +141,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         clock: common.clock,
         adminToken: config.adminToken,
         events,
+        chainNames: chains.all().map((chain) => chain.config.name),
         chainReadiness: () => readinessOf(subsystems),
         authThrottle,
         generateKeyPair: generateRsaKeyPair,

@@ -12,6 +12,8 @@ export interface DashboardDeps {
   /** Without it there is no dashboard, as there is no admin API. */
   adminToken: string | null
   events: TrackingEvents
+  /** The configured chains' names (the payment list's filter). */
+  chainNames: readonly string[]
   /** The tracked chains as /readyz reports them (with their providers when the engine lists them). */
   chainReadiness: () => Promise<ChainReadiness[]>
   /** Failed sign-ins count with the API's failed authentications, per address. */

@@ -33,7 +33,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
   app.get<{ Querystring: ListQuery }>('/dashboard/payments', async (request, reply) => {
     const query = request.query
     const status = STATUSES.find((s) => s === query.status)
-    const [found, accounts, chains] = await Promise.all([
+    const [found, accounts] = await Promise.all([
       searchPayments(deps.db, {
         search: query.q?.slice(0, 200),
         status,
@@ -43,7 +43,6 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
         limit: PAGE_SIZE,
       }),
       listAccounts(deps),
-      deps.chainReadiness(),
     ])
     const accountNames = new Map(accounts.map((a) => [a.id, a.name]))
     const last = found.trackings.at(-1)
@@ -54,7 +53,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
         <div class="field"><label for="status">Status</label><select id="status" name="status">
           ${option('', 'any', status)}${STATUSES.map((s) => option(s, s, status))}</select></div>
         <div class="field"><label for="chain">Chain</label><select id="chain" name="chain">
-          ${option('', 'any', query.chain)}${chains.map((c) => option(c.name, c.name, query.chain))}</select></div>
+          ${option('', 'any', query.chain)}${deps.chainNames.map((name) => option(name, name, query.chain))}</select></div>
         <div class="field"><label for="account">Account</label><select id="account" name="account">
           ${option('', 'any', query.account)}${accounts.map((a) => option(a.id, a.name, query.account))}</select></div>
         <button type="submit">Apply</button>

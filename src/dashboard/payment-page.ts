@@ -48,13 +48,14 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
         404,
       )
     }
-    const [listed, seen, chains] = await Promise.all([
+    const [listed, seen] = await Promise.all([
       listPaymentDeliveries(deps, tracking.accountId, tracking.secretId),
       findSeenTransaction(deps.db, tracking.id),
-      deps.chainReadiness(),
     ])
     const deliveries = listed.kind === 'listed' ? listed.deliveries : []
-    const head = chains.find((c) => c.name === tracking.blockchain)?.head
+    // The chain's head only when the confirmations are not known from this node's engine.
+    const needHead = tracking.status === 'pending' && seen && !deps.progress.of(tracking.id)
+    const head = needHead ? (await deps.chainReadiness()).find((c) => c.name === tracking.blockchain)?.head : undefined
     const progress =
       tracking.status === 'pending'
         ? (deps.progress.of(tracking.id) ??
