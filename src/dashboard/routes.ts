@@ -21,6 +21,7 @@ const FORM_LIMIT = 16 * 1024
  */
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   if (!deps.adminToken) return
+  app.decorateRequest('dashboardSession', undefined)
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, hide: true }
   })
