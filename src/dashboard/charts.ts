@@ -2,8 +2,8 @@ import { html, raw, type Html } from './html.ts'
 
 export interface Series {
   label: string
-  /** One value per bucket, oldest first (0 for an empty bucket). */
-  values: number[]
+  /** One value per bucket, oldest first; null where the bucket is empty (a line breaks there). */
+  values: (number | null)[]
   className: string
 }
 
@@ -38,7 +38,7 @@ const clock = (at: Date): string => at.toISOString().slice(11, 16)
  */
 export function chart(options: ChartOptions): Html {
   const buckets = Math.max(1, ...options.series.map((s) => s.values.length))
-  const top = niceMax(Math.max(0, ...options.series.flatMap((s) => s.values)))
+  const top = niceMax(Math.max(0, ...options.series.flatMap((s) => s.values.map((v) => v ?? 0))))
   const plotW = W - PAD.left - PAD.right
   const plotH = H - PAD.top - PAD.bottom
   const x = (i: number) => PAD.left + (i / buckets) * plotW
@@ -48,15 +48,27 @@ export function chart(options: ChartOptions): Html {
     if (options.kind === 'bars') {
       const rects = series.values
         .map((v, i) =>
-          v > 0
+          v !== null && v > 0
             ? `<rect x="${x(i).toFixed(1)}" y="${y(v).toFixed(1)}" width="${Math.max(1, step - 1).toFixed(1)}" height="${(PAD.top + plotH - y(v)).toFixed(1)}"/>`
             : '',
         )
         .join('')
       return raw(`<g class="${series.className}">${rects}</g>`)
     }
-    const points = series.values.map((v, i) => `${(x(i) + step / 2).toFixed(1)},${y(v).toFixed(1)}`).join(' ')
-    return raw(`<polyline class="${series.className}" fill="none" points="${points}"/>`)
+    // One polyline per run of filled buckets; a lone bucket is a dot.
+    const runs: string[][] = [[]]
+    series.values.forEach((v, i) => {
+      if (v === null) runs.push([])
+      else runs.at(-1)!.push(`${(x(i) + step / 2).toFixed(1)},${y(v).toFixed(1)}`)
+    })
+    const marks = runs
+      .filter((run) => run.length > 0)
+      .map((run) => {
+        if (run.length > 1) return `<polyline class="${series.className}" fill="none" points="${run.join(' ')}"/>`
+        const [cx, cy] = run[0]!.split(',')
+        return `<circle class="${series.className}" cx="${cx}" cy="${cy}" r="3"/>`
+      })
+    return raw(marks.join(''))
   })
   const end = new Date(options.start.getTime() + buckets * options.bucketSeconds * 1000)
   const mid = new Date((options.start.getTime() + end.getTime()) / 2)
@@ -87,15 +99,16 @@ export function chart(options: ChartOptions): Html {
   </figure>`
 }
 
-/** Buckets keyed by their start time, spread over `count` slots from `start` (missing ones are 0). */
-export function fillBuckets<T extends { at: Date }>(
+/** Buckets keyed by their start time, spread over `count` slots from `start` (missing ones are `empty`). */
+export function fillBuckets<T extends { at: Date }, E extends number | null>(
   rows: T[],
   start: Date,
   bucketSeconds: number,
   count: number,
   value: (row: T) => number,
-): number[] {
-  const values = new Array<number>(count).fill(0)
+  empty: E,
+): (number | E)[] {
+  const values = new Array<number | E>(count).fill(empty)
   for (const row of rows) {
     const i = Math.floor((row.at.getTime() - start.getTime()) / (bucketSeconds * 1000))
     if (i >= 0 && i < count) values[i] = value(row)

@@ -74,10 +74,10 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
     ])
     const countSlots = (HOURS * 3600) / COUNT_BUCKET_S
     const latencySlots = (HOURS * 3600) / LATENCY_BUCKET_S
-    const completedValues = fillBuckets(completed, countStart, COUNT_BUCKET_S, countSlots, (row) => row.count)
+    const completedValues = fillBuckets(completed, countStart, COUNT_BUCKET_S, countSlots, (row) => row.count, 0)
     const total = completedValues.reduce((a, b) => a + b, 0)
     const attempts = latency.reduce((sum, row) => sum + row.attempts, 0)
-    const slowest = Math.max(0, ...latency.map((row) => row.max))
+    const slowest = Math.max(0, ...latency.map((row) => row.max, null))
     const content = html`<section aria-labelledby="chains-h"><h2 id="chains-h">Chains</h2>${chainRows(chains, pending)}</section>
       <section aria-labelledby="charts-h" class="charts"><h2 id="charts-h">Last ${HOURS} hours</h2><div class="chart-row">
         ${chart({
@@ -99,12 +99,12 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
           series: [
             {
               label: 'median',
-              values: fillBuckets(latency, latencyStart, LATENCY_BUCKET_S, latencySlots, (row) => row.p50),
+              values: fillBuckets(latency, latencyStart, LATENCY_BUCKET_S, latencySlots, (row) => row.p50, null),
               className: 's-p50',
             },
             {
               label: 'slowest',
-              values: fillBuckets(latency, latencyStart, LATENCY_BUCKET_S, latencySlots, (row) => row.max),
+              values: fillBuckets(latency, latencyStart, LATENCY_BUCKET_S, latencySlots, (row) => row.max, null),
               className: 's-max',
             },
           ],
