@@ -30,7 +30,17 @@ export interface DashboardDeps {
   onKeyCreated: (key: string) => void
 }
 
-/** A chain as the readiness check reports it, with the providers another part of the service may add. */
+/** One RPC provider of a chain, as the chain data subsystem adds them to the readiness report. */
+export interface ProviderState {
+  url: string
+  head: string | null
+  /** Blocks behind the highest head among the chain's providers. */
+  lag: number | null
+  capabilities: string[]
+  state: string
+}
+
+/** A chain as the readiness check reports it, with its providers when the service lists them. */
 export interface ChainState extends ChainReadiness {
-  providers?: { url: string; head?: string | null; lag?: number | null; capabilities?: unknown; state?: string }[]
+  providers?: ProviderState[]
 }

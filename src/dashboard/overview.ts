@@ -11,7 +11,7 @@ const HOURS = 3
 const COUNT_BUCKET_S = 60
 const LATENCY_BUCKET_S = 300
 
-function chainRows(chains: ChainState[], pending: Map<string, number>): Html {
+export function chainRows(chains: ChainState[], pending: Map<string, number>): Html {
   if (chains.length === 0) return html`<p>No chain is configured.</p>`
   return html`<div class="table-wrap"><table>
     <caption class="visually-hidden">Tracked chains</caption>
@@ -47,15 +47,7 @@ function providerTable(chain: ChainState): Html {
     </tbody></table></div>`
 }
 
-const capabilities = (value: unknown): string =>
-  Array.isArray(value)
-    ? value.join(', ')
-    : value && typeof value === 'object'
-      ? Object.entries(value)
-          .filter(([, on]) => on)
-          .map(([name, on]) => (on === true ? name : `${name}: ${String(on)}`))
-          .join(', ')
-      : String(value ?? '—')
+const capabilities = (names: readonly string[]): string => (names.length > 0 ? names.join(', ') : 'none found')
 
 /** The overview: each chain's head and pending count, and the last hours in two charts. Live (see live.ts). */
 export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
