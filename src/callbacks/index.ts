@@ -13,6 +13,7 @@ import { createCallbackSender } from './sender.ts'
 import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
 import { createTestEventSender } from './test-event.ts'
+import { followReversalEvents } from './reversal-events.ts'
 import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
 
 export interface CallbacksOptions {
@@ -61,6 +62,7 @@ export async function createCallbacks(
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
   const secrets = createWebhookSecretSource(db, clock, config.secretsKey)
+  const metrics = createCallbackMetrics(common.metrics.registry, db, clock)
   const worker = createDeliveryWorker({
     db,
     clock,
@@ -68,7 +70,7 @@ export async function createCallbacks(
     signer,
     sender,
     events,
-    metrics: createCallbackMetrics(common.metrics.registry, db, clock),
+    metrics,
     timeoutMs: config.callbackTimeoutSec * 1000,
     secrets,
     perHost: config.endpointConcurrency,
@@ -88,6 +90,7 @@ export async function createCallbacks(
     return refused && { kind: 'invalid', errors: [{ path: 'callback', message: refused.shortMessage }] }
   }
 
+  let stopFollowing: (() => void) | undefined
   const wakeOnCompletion = (tracking: Tracking) => {
     if (tracking.callback) worker.wake()
   }
@@ -115,10 +118,12 @@ export async function createCallbacks(
           .execute()
       }
       events.on('completed', wakeOnCompletion)
+      stopFollowing = followReversalEvents(events, metrics, () => worker.wake())
       worker.start()
     },
     async stop() {
       events.off('completed', wakeOnCompletion)
+      stopFollowing?.()
       await worker.stop()
     },
   }

@@ -20,6 +20,11 @@ export interface AttemptPipeline {
   load(host: string): number
   /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
   meanMs(host: string): number
+  /**
+   * Stops starting attempts: every delivery not yet sent (queued, or still being signed) goes to
+   * `cancelled` instead of its `done`, so a stop never waits behind a slow endpoint's queue.
+   */
+  close(cancelled: (delivery: ClaimedDelivery) => void): void
 }
 
 interface Job {
@@ -49,6 +54,7 @@ export function createAttemptPipeline(options: {
   signing: number
 }): AttemptPipeline {
   const { signer, sender, clock } = options
+  let cancel: ((delivery: ClaimedDelivery) => void) | undefined
   const toSign: Job[] = []
   let signing = 0
   let inFlight = 0
@@ -91,6 +97,7 @@ export function createAttemptPipeline(options: {
             job.secrets = secretSet
             job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
             if (job.delivery.event) job.headers['x-paywatch-event'] = job.delivery.event
+            if (cancel) return drop(job)
             hostState(job.host).ready.push(job)
             pumpHttp(job.host)
           },
@@ -103,7 +110,16 @@ export function createAttemptPipeline(options: {
     }
   }
 
+  /** A job that will not be attempted (the pipeline closed): no longer in this host's load. */
+  function drop(job: Job): void {
+    const state = hostState(job.host)
+    state.load--
+    if (state.load === 0 && state.inFlight === 0) hosts.delete(job.host)
+    cancel!(job.delivery)
+  }
+
   function pumpHttp(host: string): void {
+    if (cancel) return
     const state = hostState(host)
     waiting.delete(host)
     while (state.inFlight < options.perHost && inFlight < options.concurrency && state.ready.length > 0) {
@@ -139,6 +155,11 @@ export function createAttemptPipeline(options: {
     },
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
+    close(cancelled) {
+      cancel = cancelled
+      for (const job of toSign.splice(0)) drop(job)
+      for (const state of [...hosts.values()]) for (const job of state.ready.splice(0)) drop(job)
+    },
   }
 }
 

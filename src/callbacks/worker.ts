@@ -4,6 +4,7 @@ import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
 import { newId } from '../store/ids.ts'
+import { postponeDeliveries } from '../store/deliveries.ts'
 import { attemptOutcome } from './attempt-outcome.ts'
 import { CLAIM_BATCH, createDueClaimer } from './claim-due.ts'
 import { createHeldDeliveries } from './held-deliveries.ts'
@@ -122,7 +123,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     held,
     pipeline,
     maxHeld,
-    maxHeldPerHost: maxHeld / 2,
+    // One endpoint never holds more than half, nor more than a few rounds of its own limit: what a dead
+    // endpoint holds waits in this worker's queue (and a stop cancels it).
+    maxHeldPerHost: Math.min(maxHeld / 2, perHost * 8),
     perHost,
     endpoints,
     dispatch(delivery, host) {
@@ -177,6 +180,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       stopping = true
       signal.wake()
       await loop
+      // Deliveries not yet attempted are given back, due now for any other worker (or the next start).
+      const cancelled: { id: string; claim: string }[] = []
+      pipeline.close((delivery) => {
+        cancelled.push({ id: delivery.id, claim })
+        queueMicrotask(() => {
+          if (cancelled.length === 0) return
+          const batch = cancelled.splice(0)
+          void postponeDeliveries(db, batch, clock())
+            .catch((error) => logger.warn({ err: error }, 'giving back unattempted callback deliveries failed; their leases end'))
+            .finally(() => held.release(batch.map((item) => item.id)))
+        })
+      })
       await held.settled()
       await recorder.flushed()
     },

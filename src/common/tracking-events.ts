@@ -20,6 +20,8 @@ export interface TrackingEventMap {
    * before it was final. The tracking stays `success` (final); this is the news of it, once per block.
    */
   reverted: [event: RevertedSuccess]
+  /** A reverted success's transaction was mined again and reached the tracking's commitment. */
+  reconfirmed: [event: { tracking: Tracking; sent: boolean }]
 }
 
 export interface RevertedSuccess {
@@ -30,6 +32,8 @@ export interface RevertedSuccess {
   /** The block it was in, which is no longer canonical. */
   blockNumber: bigint
   blockHash: string
+  /** Its `payment.reverted` callback goes out (the integration opted in; docs/api.md §8), else it is only recorded. */
+  sent?: boolean
 }
 
 export type TrackingEvents = EventEmitter<TrackingEventMap>

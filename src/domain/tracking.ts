@@ -48,6 +48,12 @@ export interface Tracking {
   failedReason: FailedReason | null
   release: boolean
   confirmedAt: Date | null
+  /**
+   * docs/api.md §8: when the paying transaction left the chain after success (null once reconfirmed);
+   * `revertedEver` puts `reverted_at` on the record.
+   */
+  revertedAt?: Date | null
+  revertedEver?: boolean
   createdAt: Date
   updatedAt: Date
 }
@@ -97,6 +103,7 @@ export function currentRecord(t: Tracking): Record<string, unknown> {
     confirmed_at: iso(t.confirmedAt),
     created_at: iso(t.createdAt),
     updated_at: iso(t.updatedAt),
+    ...revertedField(t),
   }
 }
 
@@ -123,8 +130,12 @@ export function earlierRecord(t: Tracking): Record<string, unknown> {
     confirmed_at: iso(t.confirmedAt),
     created_at: iso(t.createdAt),
     updated_at: iso(t.updatedAt),
+    ...revertedField(t),
   }
 }
+
+/** `reverted_at` only on trackings that were ever reverted (docs/api.md §8): other records keep their shape. */
+const revertedField = (t: Tracking): Record<string, unknown> => (t.revertedEver ? { reverted_at: iso(t.revertedAt ?? null) } : {})
 
 /** The record in the shape the tracking was created with (responses and callbacks). */
 export function fullRecord(t: Tracking): Record<string, unknown> {

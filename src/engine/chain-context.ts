@@ -57,7 +57,16 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   // The runner is made last (it needs the processor): until then nothing is held.
   let runner: ChainRunner | undefined
   const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
-  const successes = createSuccessWatcher({ chain: chain.name, db, events, logger, metrics, holds })
+  const successes = createSuccessWatcher({
+    chain: chain.name,
+    db,
+    events,
+    logger,
+    metrics,
+    holds,
+    clock,
+    receipt: (hash) => reader.receipt(hash),
+  })
   const processor = createChainProcessor({
     chain: chain.name,
     db,

@@ -165,7 +165,9 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
     const applied = new Set(updated.rows.map((row) => row.id))
     const held = outcomes.filter((o) => applied.has(o.delivery.id))
 
-    const toRelease = held.filter((o) => o.next.state === 'delivered')
+    // An event's answer (docs/api.md §8) neither releases the user nor changes `forward_to`: only the payment callback's does.
+    const payment = held.filter((o) => !o.delivery.event)
+    const toRelease = payment.filter((o) => o.next.state === 'delivered')
     const releasedNow = await releaseTrackings(
       trx,
       toRelease.map((o) => ({ id: o.delivery.trackingId, forwardTo: o.forwardTo })),
@@ -178,7 +180,7 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
       (row): Tracking => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forwardTo }),
     )
     const releasedIds = new Set(released.map((t) => t.id))
-    const forwards = held.filter(
+    const forwards = payment.filter(
       (o) =>
         o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))),
     )

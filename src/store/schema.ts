@@ -116,7 +116,7 @@ export interface ServiceKeysTable {
 export interface DeliveriesTable {
   id: string
   tracking_id: string
-  reason: 'completed' | 'redeliver'
+  reason: 'completed' | 'redeliver' | 'event'
   state: Generated<'due' | 'delivered' | 'accepted' | 'dead' | 'skipped'>
   attempts: Generated<number>
   next_attempt_at: Timestamp
@@ -191,6 +191,8 @@ export interface SuccessWatchesTable {
   block_hash: string
   transaction: string
   created_at: Timestamp
+  /** Migration 0015: the transaction left the chain then; watched until it is mined again. */
+  reverted_at: Timestamp | null
 }
 
 /** Migration 0015: the Standard Webhooks secret of an integration or account (sealed when a key is set). */

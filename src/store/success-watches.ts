@@ -1,7 +1,7 @@
 import type { Tracking } from '../domain/tracking.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
-import { rowToTracking } from './trackings.ts'
+import { recordReversalEvents, type ReversalEvent } from './reversal-deliveries.ts'
 
 /** Where a successful tracking's paying transaction is, watched until that block is final. */
 export interface SuccessWatch {
@@ -10,6 +10,10 @@ export interface SuccessWatch {
   blockNumber: bigint
   blockHash: string
   transaction: string
+  /** Set when the transaction left the chain: watched on for it to be mined again (docs/api.md §8). */
+  revertedAt?: Date
+  /** The tracking's confirmations (on reverted watches: the commitment to reach again). */
+  confirmations?: number
 }
 
 /** Written in the transaction that completes the tracking (see completeTracking). */
@@ -47,12 +51,56 @@ const toWatch = (row: {
  * final, so this reads at most the successes of the chain's finality window.
  */
 export async function findSuccessWatches(db: Db, chain: string): Promise<SuccessWatch[]> {
+  return (await findAllSuccessWatches(db, chain)).filter((watch) => watch.revertedAt === undefined)
+}
+
+/** The watched successes of `chain`, also those whose transaction left the chain (with `revertedAt`), in one query. */
+export async function findAllSuccessWatches(db: Db, chain: string): Promise<SuccessWatch[]> {
   const rows = await db
-    .selectFrom('success_watches')
-    .select(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction'])
-    .where('chain', '=', chain)
+    .selectFrom('success_watches as w')
+    .innerJoin('trackings as t', 't.id', 'w.tracking_id')
+    .select(['w.tracking_id', 'w.chain', 'w.block_number', 'w.block_hash', 'w.transaction', 'w.reverted_at', 't.confirmations'])
+    .where('w.chain', '=', chain)
     .execute()
-  return rows.map(toWatch)
+  return rows.map((row) => ({
+    ...toWatch(row),
+    confirmations: row.confirmations,
+    ...(row.reverted_at ? { revertedAt: new Date(row.reverted_at) } : {}),
+  }))
+}
+
+/** Runs `work` in one transaction, under the fence when one is given. */
+const inTransaction = <T>(db: Db, fence: WriteFence | undefined, work: (db: Db) => Promise<T>): Promise<T> =>
+  fence ? fenced(db, fence, work) : db.transaction().execute(work)
+
+/**
+ * A reverted success's transaction is in a canonical block again and has reached its commitment: the
+ * watch goes on from that block, and `payment.reconfirmed` is recorded in the same transaction.
+ * Answers the event (null when another path reconfirmed it first).
+ */
+export async function reconfirmSuccessWatch(
+  db: Db,
+  trackingId: string,
+  block: { number: bigint; hash: string },
+  now: Date,
+  fence?: WriteFence,
+): Promise<ReversalEvent | null> {
+  return inTransaction(db, fence, async (trx) => {
+    const row = await trx
+      .updateTable('success_watches')
+      .set({ reverted_at: null, block_number: block.number.toString(), block_hash: block.hash.toLowerCase() })
+      .where('tracking_id', '=', trackingId)
+      .where('reverted_at', 'is not', null)
+      .returning('tracking_id')
+      .executeTakeFirst()
+    if (!row) return null
+    return (await recordReversalEvents(trx, [trackingId], 'payment.reconfirmed', now))[0] ?? null
+  })
+}
+
+/** Ends the watch of reverted successes not mined again since `before`. */
+export async function dropRevertedWatches(db: Db, chain: string, before: Date, fence?: WriteFence): Promise<void> {
+  await fenced(db, fence, (db) => db.deleteFrom('success_watches').where('chain', '=', chain).where('reverted_at', '<', before).execute())
 }
 
 /** Ends the watch of these successes (their block is final, or it left the chain). */
@@ -62,38 +110,38 @@ export async function deleteSuccessWatches(db: Db, trackingIds: string[], fence?
 }
 
 /**
- * Takes the watches of `trackingIds` (or, with `above`, of every block of `chain` above that
- * number: a reorg replaced them), with their trackings. Deleting and returning in one statement
- * makes each revert announced once, even when two paths notice it.
+ * Marks the watches of `trackingIds` (or, with `above`, of every block of `chain` above that number: a
+ * reorg replaced them) reverted, and records `payment.reverted` for their trackings, in one transaction.
+ * Only watches not reverted yet are taken, so each revert is announced once, even when two paths notice
+ * it. The watch goes on: the transaction may be mined again.
  */
 export async function takeSuccessWatches(
   db: Db,
   chain: string,
   which: { above: bigint } | { trackingIds: string[] },
   fence?: WriteFence,
-): Promise<{ watch: SuccessWatch; tracking: Tracking }[]> {
+  now: Date = new Date(),
+): Promise<{ watch: SuccessWatch; tracking: Tracking; sent: boolean }[]> {
   if ('trackingIds' in which && which.trackingIds.length === 0) return []
-  const rows = await fenced(db, fence, (db) => {
-    const query = db.deleteFrom('success_watches').where('chain', '=', chain)
-    return (
-      'above' in which ? query.where('block_number', '>', which.above.toString()) : query.where('tracking_id', 'in', which.trackingIds)
+  return inTransaction(db, fence, async (trx) => {
+    const query = trx.updateTable('success_watches').set({ reverted_at: now }).where('chain', '=', chain).where('reverted_at', 'is', null)
+    const rows = await ('above' in which
+      ? query.where('block_number', '>', which.above.toString())
+      : query.where('tracking_id', 'in', which.trackingIds)
     )
       .returning(['tracking_id', 'chain', 'block_number', 'block_hash', 'transaction'])
       .execute()
-  })
-  if (rows.length === 0) return []
-  const trackings = await db
-    .selectFrom('trackings')
-    .selectAll()
-    .where(
-      'id',
-      'in',
+    if (rows.length === 0) return []
+    const events = await recordReversalEvents(
+      trx,
       rows.map((row) => row.tracking_id),
+      'payment.reverted',
+      now,
     )
-    .execute()
-  const byId = new Map(trackings.map((row) => [row.id, rowToTracking(row)]))
-  return rows.flatMap((row) => {
-    const tracking = byId.get(row.tracking_id)
-    return tracking ? [{ watch: toWatch(row), tracking }] : []
+    const byId = new Map(events.map((event) => [event.tracking.id, event]))
+    return rows.flatMap((row) => {
+      const event = byId.get(row.tracking_id)
+      return event ? [{ watch: toWatch(row), tracking: event.tracking, sent: event.sent }] : []
+    })
   })
 }

@@ -38,6 +38,7 @@ export function rowToTracking(row: TrackingRow): Tracking {
     confirmedAt: row.confirmed_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.reverted_ever ? { revertedAt: row.reverted_at, revertedEver: true } : {}),
   }
 }
 

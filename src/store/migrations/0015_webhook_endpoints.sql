@@ -41,6 +41,9 @@ ALTER TABLE deliveries DROP CONSTRAINT deliveries_state_check;
 ALTER TABLE deliveries ADD CONSTRAINT deliveries_state_check CHECK (state IN ('due', 'delivered', 'accepted', 'dead', 'skipped'));
 CREATE INDEX deliveries_paused ON deliveries (tracking_id) WHERE paused_at IS NOT NULL;
 
+-- A watched success whose transaction left the chain: watched on for the transaction to be mined again.
+ALTER TABLE success_watches ADD COLUMN reverted_at timestamptz;
+
 -- When the paying transaction left the canonical chain after success; null again once reconfirmed.
 -- `reverted_ever`: the record shows `reverted_at` only for trackings that were ever reverted.
 ALTER TABLE trackings ADD COLUMN reverted_at timestamptz;
