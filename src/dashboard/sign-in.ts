@@ -36,7 +36,12 @@ function signInPage(message?: string): string {
 export async function signInRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const expected = Buffer.from(deps.adminToken ?? '')
 
-  app.get('/dashboard/sign-in', async (_request, reply) => sendPage(reply, signInPage()))
+  app.get('/dashboard/sign-in', async (request, reply) => {
+    await loadSession(request, deps.db, deps.clock)
+    if (request.dashboardSession) return reply.redirect('/dashboard', 303)
+    return sendPage(reply, signInPage())
+  })
+  app.get('/dashboard/', async (_request, reply) => reply.redirect('/dashboard', 301))
 
   app.post('/dashboard/sign-in', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!fromOwnOrigin(request)) {

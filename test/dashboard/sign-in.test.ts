@@ -79,6 +79,8 @@ describe('in Chromium', { skip: chromiumMissing }, () => {
 test('sign-out revokes the session on the server: the old cookie no longer works', async () => {
   const { cookie, csrf } = await session()
   assert.equal((await service.app.inject({ method: 'GET', url: '/dashboard', headers: { cookie } })).statusCode, 200)
+  const signInAgain = await service.app.inject({ method: 'GET', url: '/dashboard/sign-in', headers: { cookie } })
+  assert.equal(signInAgain.headers.location, '/dashboard', 'a signed-in browser skips the form')
   const out = await service.app.inject({
     method: 'POST',
     url: '/dashboard/sign-out',
