@@ -24,6 +24,8 @@ import { createRateLimits } from './http/rate-limit.ts'
 import { createAuthThrottle } from './http/auth-throttle.ts'
 import { createTrackingEvents, type TrackingEvents } from './common/tracking-events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
+import { createDashboard } from './dashboard/dashboard.ts'
+import { generateRsaKeyPair } from './callbacks/signer.ts'
 import { migrate } from './store/migrate.ts'
 
 export interface ServiceOptions {
@@ -99,6 +101,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
     const rpcReadiness = createRpcReadiness(chains, common.clock)
     const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
+    const authThrottle = createAuthThrottle(config.authFailures, redis, common.clock)
     let decorate: DecorateRecord | undefined
     // Bound once the list is complete: the release route, in the list, answers with signed records too.
     const decorateRecord: DecorateRecord = (tracking, body, reply) => decorate?.(tracking, body, reply) ?? Promise.resolve()
@@ -135,6 +138,22 @@ export async function createService(config: Config, options: ServiceOptions = {}
         stop: () => engine.stop(),
         readiness: options.background === false ? rpcReadiness : () => engine.readiness(),
       },
+      // The operator dashboard (docs/operations.md): pages over the admin use cases, live from the event bus.
+      createDashboard({
+        db,
+        clock: common.clock,
+        adminToken: config.adminToken,
+        events,
+        chainNames: chains.all().map((chain) => chain.config.name),
+        chainReadiness: () => readinessOf(subsystems),
+        authThrottle,
+        generateKeyPair: generateRsaKeyPair,
+        secretsKey: config.secretsKey,
+        onDeliveryScheduled: () => callbacks.worker.wake(),
+        sendTestEvent: callbacks.sendTestEvent,
+        onKeyRevoked: auth.forgetKey,
+        onKeyCreated: auth.forgetUnknown,
+      }),
     ]
     decorate = decorateRecordOf(subsystems)
 
@@ -145,7 +164,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       events,
       auth,
       rateLimits: createRateLimits(config.rate, redis),
-      authThrottle: createAuthThrottle(config.authFailures, redis, common.clock),
+      authThrottle,
       chainReadiness: () => readinessOf(subsystems),
       apiPlugins: subsystems.flatMap((subsystem) => subsystem.apiRoutes ?? []),
       publicPlugins: subsystems.flatMap((subsystem) => subsystem.publicRoutes ?? []),

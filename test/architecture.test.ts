@@ -16,7 +16,7 @@ const LAYERS: string[][] = [
   ['store', 'chain'],
   ['payments', 'engine', 'callbacks', 'admin'],
   ['http'],
-  ['cable'],
+  ['cable', 'dashboard'],
   ['service.ts'],
   ['cli'],
 ]

@@ -41,27 +41,37 @@ export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = 
     })
   }
 
+  /** Throws a 429 problem when `address` is over its failures. */
+  const checkAddress = async (address: string): Promise<void> => {
+    const until = suspects.get(address)
+    if (until === undefined) return
+    if (until < clock().getTime()) {
+      suspects.delete(address)
+      return
+    }
+    const state = await failures.get(address).catch(() => null)
+    if (state && state.consumedPoints >= limit) throw tooMany(state.msBeforeNext)
+  }
+  /** Counts one failed authentication from `address`. */
+  const failedAddress = async (address: string): Promise<void> => {
+    suspects.delete(address) // re-inserted last: the map is evicted oldest first
+    if (suspects.size >= SUSPECTS_MAX) suspects.delete(suspects.keys().next().value!)
+    suspects.set(address, clock().getTime() + WINDOW_SEC * 1000)
+    await failures.consume(address).catch(() => {}) // over the limit already: nothing more to count
+  }
+
   return {
     /** Throws a 429 problem when the request's address is over its failures. */
     async check(request: FastifyRequest): Promise<void> {
-      if (!carriesCredentials(request)) return
-      const until = suspects.get(request.ip)
-      if (until === undefined) return
-      if (until < clock().getTime()) {
-        suspects.delete(request.ip)
-        return
-      }
-      const state = await failures.get(request.ip).catch(() => null)
-      if (state && state.consumedPoints >= limit) throw tooMany(state.msBeforeNext)
+      if (carriesCredentials(request)) await checkAddress(request.ip)
     },
     /** Counts a 401 answer to a request that carried credentials. */
     async failed(request: FastifyRequest): Promise<void> {
-      if (!carriesCredentials(request)) return
-      suspects.delete(request.ip) // re-inserted last: the map is evicted oldest first
-      if (suspects.size >= SUSPECTS_MAX) suspects.delete(suspects.keys().next().value!)
-      suspects.set(request.ip, clock().getTime() + WINDOW_SEC * 1000)
-      await failures.consume(request.ip).catch(() => {}) // over the limit already: nothing more to count
+      if (carriesCredentials(request)) await failedAddress(request.ip)
     },
+    /** For credentials that come another way (the dashboard's sign-in form): the same counter per address. */
+    checkAddress,
+    failedAddress,
   }
 }
 

@@ -27,6 +27,11 @@ export const PROBLEMS = {
     description: 'the API key, access token or admin token is missing, unknown or revoked',
   },
   FORBIDDEN: { status: 403, title: 'Forbidden', description: 'the access token lacks the scope' },
+  CSRF_REFUSED: {
+    status: 403,
+    title: 'Forbidden',
+    description: "a dashboard form was sent without its session's CSRF token, or from another origin",
+  },
   NOT_FOUND: { status: 404, title: 'Not Found', description: "no such route or resource, or another account's" },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout', description: 'the request did not arrive in time' },
   CONFLICT: { status: 409, title: 'Conflict', description: 'the request contradicts the stored state' },

@@ -217,6 +217,14 @@ export interface WebhookEndpointsTable {
   updated_at: Timestamp
 }
 
+/** Migration 0022: a signed-in dashboard browser (only the SHA-256 of its cookie is stored). */
+export interface DashboardSessionsTable {
+  id_hash: Uint8Array
+  csrf_token: string
+  created_at: Timestamp
+  expires_at: Timestamp
+}
+
 /**
  * The database as Kysely sees it. Later subsystems add their tables here next to their migration.
  */
@@ -238,4 +246,5 @@ export interface Database {
   tracking_matches: TrackingMatchesTable
   success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable
+  dashboard_sessions: DashboardSessionsTable
 }

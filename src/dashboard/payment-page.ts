@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify'
+import { listPaymentDeliveries, redeliverCallback } from '../admin/deliveries.ts'
+import { fullRecord, type Tracking } from '../domain/tracking.ts'
+import { findTrackingsBySecretAnyAccount } from '../store/dashboard-payments.ts'
+import { findSeenTransaction } from '../store/payment-timeline.ts'
+import type { DashboardDeps } from './deps.ts'
+import { shortHash, statusBadge } from './format.ts'
+import { html, queryString } from './html.ts'
+import { actionButton, notice, page, sendPage } from './layout.ts'
+import type { ProgressMemory } from './progress-memory.ts'
+import { timeline } from './timeline.ts'
+
+interface PaymentParams {
+  secretId: string
+}
+interface PaymentQuery {
+  account?: string
+  notice?: string
+}
+
+const NOTICES: Record<string, [string, 'ok' | 'error']> = {
+  redelivered: ['The callback is due again: a new attempt is on its way.', 'ok'],
+  pending: ['The payment is still pending: its callback goes out when it completes.', 'error'],
+  'no-callback': ['This payment has no callback URL.', 'error'],
+}
+
+/** The tracking a page is about: secret ids are unique per account, so `account` picks one when several share it. */
+async function findPayment(deps: DashboardDeps, secretId: string, accountId: string | undefined) {
+  const all = await findTrackingsBySecretAnyAccount(deps.db, secretId)
+  return { tracking: all.find((t) => !accountId || t.accountId === accountId), others: all.length }
+}
+
+const paymentUrl = (t: Tracking, extra: Record<string, string | undefined> = {}) =>
+  `/dashboard/payments/${encodeURIComponent(t.secretId)}${queryString({ account: t.accountId, ...extra })}`
+
+/** A payment's page: status, record, timeline from creation to the last callback attempt, and Redeliver. */
+export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDeps & { progress: ProgressMemory }): Promise<void> {
+  app.get<{ Params: PaymentParams; Querystring: PaymentQuery }>('/dashboard/payments/:secretId', async (request, reply) => {
+    const csrfToken = request.dashboardSession!.csrfToken
+    const { tracking, others } = await findPayment(deps, request.params.secretId, request.query.account)
+    if (!tracking) {
+      return sendPage(
+        reply,
+        page(
+          { title: 'Payment not found', section: 'payments', csrfToken },
+          html`<p>No payment has the secret_id <code>${request.params.secretId}</code>.</p>`,
+        ),
+        404,
+      )
+    }
+    const [listed, seen] = await Promise.all([
+      listPaymentDeliveries(deps, tracking.accountId, tracking.secretId),
+      findSeenTransaction(deps.db, tracking.id),
+    ])
+    const deliveries = listed.kind === 'listed' ? listed.deliveries : []
+    // The chain's head only when the confirmations are not known from this node's engine.
+    const needHead = tracking.status === 'pending' && seen && !deps.progress.of(tracking.id)
+    const head = needHead ? (await deps.chainReadiness()).find((c) => c.name === tracking.blockchain)?.head : undefined
+    const progress =
+      tracking.status === 'pending'
+        ? (deps.progress.of(tracking.id) ??
+          (seen && head
+            ? {
+                required: tracking.confirmations,
+                passed: Math.max(0, Math.min(tracking.confirmations, Number(BigInt(head) - seen.blockNumber + 1n))),
+              }
+            : undefined))
+        : undefined
+    const [noticeText, noticeKind] = NOTICES[request.query.notice ?? ''] ?? []
+    const content = html`${notice(noticeText, noticeKind)}
+      ${others > 1 ? html`<p class="notice notice-ok">${others} accounts have a payment with this secret_id; this is the one of account <code>${tracking.accountId}</code>.</p>` : ''}
+      <section class="card facts" aria-labelledby="status-h">
+        <h2 id="status-h">Status: <span data-field="status">${statusBadge(tracking.status)}</span>${tracking.failedReason ? html` <code>${tracking.failedReason}</code>` : ''}</h2>
+        ${
+          tracking.status === 'pending'
+            ? html`<p>Confirmations: <strong data-field="confirmations" aria-live="polite">${progress ? `${progress.passed} of ${progress.required}` : 'transaction not seen yet'}</strong></p>`
+            : ''
+        }
+        <dl>
+          <dt>Account</dt><dd><a href="/dashboard/accounts/${tracking.accountId}">${tracking.accountId}</a></dd>
+          <dt>Chain</dt><dd>${tracking.blockchain}</dd>
+          <dt>Amount</dt><dd>${tracking.amount}${tracking.feeAmount ? ` (fee ${tracking.feeAmount})` : ''}</dd>
+          <dt>Sender</dt><dd>${shortHash(tracking.sender)} nonce ${tracking.nonce.toString()}</dd>
+          <dt>Receiver</dt><dd>${shortHash(tracking.receiver)}</dd>
+          <dt>Transaction</dt><dd>${shortHash(tracking.transaction ?? seen?.transaction)}</dd>
+          <dt>Commitment</dt><dd>${tracking.commitment}, ${tracking.confirmations} confirmations</dd>
+          <dt>Callback</dt><dd>${tracking.callback ? html`<code>${tracking.callback}</code>` : html`<span class="muted">none</span>`}</dd>
+          <dt>Released</dt><dd>${tracking.release ? 'yes' : 'no'}</dd>
+        </dl>
+        ${tracking.callback && tracking.status !== 'pending' ? actionButton(`/dashboard/payments/${encodeURIComponent(tracking.secretId)}/redeliver`, 'Redeliver', csrfToken, { account: tracking.accountId }) : ''}
+      </section>
+      <section aria-labelledby="timeline-h"><h2 id="timeline-h">Timeline</h2>${timeline(tracking, seen, progress, deliveries)}</section>
+      <details class="card"><summary>Record</summary><pre>${JSON.stringify(fullRecord(tracking), null, 2)}</pre></details>`
+    const live = tracking.status === 'pending' || deliveries.some((d) => d.state === 'due') ? `payment:${tracking.id}` : undefined
+    return sendPage(reply, page({ title: `Payment ${tracking.secretId}`, section: 'payments', csrfToken, live }, content))
+  })
+
+  app.post<{ Params: PaymentParams; Body: { account?: string } }>('/dashboard/payments/:secretId/redeliver', async (request, reply) => {
+    const { tracking } = await findPayment(deps, request.params.secretId, request.body?.account)
+    if (!tracking) return reply.redirect(`/dashboard/payments/${encodeURIComponent(request.params.secretId)}`, 303)
+    const outcome = await redeliverCallback(
+      { db: deps.db, clock: deps.clock, onScheduled: deps.onDeliveryScheduled },
+      tracking.accountId,
+      tracking.secretId,
+    )
+    const code = outcome.kind === 'scheduled' ? 'redelivered' : outcome.kind === 'not-found' ? undefined : outcome.kind
+    return reply.redirect(paymentUrl(tracking, { notice: code }), 303)
+  })
+}
