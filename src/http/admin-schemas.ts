@@ -40,6 +40,9 @@ export const integrationSchema = Type.Object(
 
 /** The creation answer: the record plus its Standard Webhooks secret, shown only here. */
 export const createdIntegrationSchema = Type.Composite(
-  [integrationSchema, Type.Object({ webhook_secret: Type.String({ description: 'whsec_…: its Standard Webhooks secret, shown only here' }) })],
+  [
+    integrationSchema,
+    Type.Object({ webhook_secret: Type.String({ description: 'whsec_…: its Standard Webhooks secret, shown only here' }) }),
+  ],
   open,
 )

@@ -54,6 +54,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's callback endpoints with their health */
+        get: operations["adminListEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/endpoints/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable an account's endpoint; its waiting deliveries go out now */
+        post: operations["adminEnableEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/endpoints/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send again every delivery to an account's endpoint whose last attempt failed, or that died, since `since` */
+        post: operations["adminRecoverEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/endpoints/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed test event to an account's endpoint url */
+        post: operations["adminTestEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{id}/integrations": {
         parameters: {
             query?: never;
@@ -65,10 +133,10 @@ export interface paths {
         get: operations["getAdminAccountsIdIntegrations"];
         put?: never;
         /**
-         * Create an integration with its own callback-signing key; answers {id, public_key}
-         * @description Body (optional): {"name": "…"}. Trackings that name the integration (integration_id or payload.integration) are signed with its key.
+         * Create an integration with its own callback-signing key and webhook secret; answers {id, public_key, webhook_secret, …}
+         * @description Body (optional): {"name": "…", "reversal_events": true}. Trackings that name the integration (integration_id or payload.integration) are signed with its key and its Standard Webhooks secret, which is answered only here.
          */
-        post: operations["postAdminAccountsIdIntegrations"];
+        post: operations["adminCreateIntegration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -128,6 +196,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create or rotate the account's Standard Webhooks secret (callbacks without an integration); the previous one signs 24 h more */
+        post: operations["adminRotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/api-keys/{id}": {
         parameters: {
             query?: never;
@@ -174,6 +259,23 @@ export interface paths {
         put?: never;
         /** An account grants the app scopes; answers the access token (shown once) */
         post: operations["postAdminAppsIdGrants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every account's callback endpoints with their health */
+        get: operations["adminListAllEndpoints"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -390,6 +492,74 @@ export interface paths {
         get: operations["getV2AccountsBlockchainAccountAssets"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's callback endpoints (scheme://host[:port]) with their health */
+        get: operations["listEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/endpoints/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable an endpoint; its waiting deliveries go out now */
+        post: operations["enableEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/endpoints/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send again every delivery to the endpoint whose last attempt failed, or that died, since `since` */
+        post: operations["recoverEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/endpoints/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed test event {"event":"test","sent_at":…} (header x-paywatch-event: test) to the url */
+        post: operations["testEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -719,7 +889,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1078,7 +1248,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1291,7 +1461,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1466,7 +1636,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1657,6 +1827,832 @@ export interface operations {
             };
         };
     };
+    adminListEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        disabled_reason: string | null;
+                        failing_since: string | null;
+                        last_success_at: string | null;
+                        /** @description deliveries waiting to be sent (paused ones included) */
+                        pending_deliveries: number;
+                        state: "active" | "disabled";
+                        /** @description scheme://host[:port] */
+                        url: string;
+                    }[];
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "BAD_URL";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    adminEnableEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        disabled_reason: string | null;
+                        failing_since: string | null;
+                        last_success_at: string | null;
+                        /** @description deliveries waiting to be sent (paused ones included) */
+                        pending_deliveries: number;
+                        state: "active" | "disabled";
+                        /** @description scheme://host[:port] */
+                        url: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    adminRecoverEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601: deliveries whose last attempt failed, or that died, at or after this time are sent again
+                     */
+                    since: string;
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redelivered: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    adminTestEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     getAdminAccountsIdIntegrations: {
         parameters: {
             query?: never;
@@ -1679,7 +2675,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1705,6 +2701,8 @@ export interface operations {
                         name: string | null;
                         /** @description SPKI PEM that verifies the x-signature of this integration’s callbacks */
                         public_key: string;
+                        /** @description payment.reverted / payment.reconfirmed callbacks are sent (docs/api.md §8) */
+                        reversal_events: boolean;
                     } & {
                         [key: string]: unknown;
                     })[];
@@ -1827,7 +2825,7 @@ export interface operations {
             };
         };
     };
-    postAdminAccountsIdIntegrations: {
+    adminCreateIntegration: {
         parameters: {
             query?: never;
             header?: never;
@@ -1841,6 +2839,8 @@ export interface operations {
                 "application/json": {
                     /** @description for operators, up to 200 characters */
                     name?: string;
+                    /** @description send payment.reverted and payment.reconfirmed callbacks for its trackings (default false) */
+                    reversal_events?: boolean;
                 };
             };
         };
@@ -1856,7 +2856,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -1882,6 +2882,10 @@ export interface operations {
                         name: string | null;
                         /** @description SPKI PEM that verifies the x-signature of this integration’s callbacks */
                         public_key: string;
+                        /** @description payment.reverted / payment.reconfirmed callbacks are sent (docs/api.md §8) */
+                        reversal_events: boolean;
+                        /** @description whsec_…: its Standard Webhooks secret, shown only here */
+                        webhook_secret: string;
                     } & {
                         [key: string]: unknown;
                     };
@@ -2073,7 +3077,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -2247,7 +3251,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -2460,7 +3464,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -2632,7 +3636,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -2858,7 +3862,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -2994,6 +3998,214 @@ export interface operations {
             };
         };
     };
+    adminRotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhook_secret: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     deleteAdminApiKeysId: {
         parameters: {
             query?: never;
@@ -3016,7 +4228,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3175,7 +4387,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3334,7 +4546,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3520,7 +4732,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3718,6 +4930,175 @@ export interface operations {
             };
         };
     };
+    adminListAllEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        account_id: string;
+                    } & {
+                        disabled_reason: string | null;
+                        failing_since: string | null;
+                        last_success_at: string | null;
+                        /** @description deliveries waiting to be sent (paused ones included) */
+                        pending_deliveries: number;
+                        state: "active" | "disabled";
+                        /** @description scheme://host[:port] */
+                        url: string;
+                    })[];
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "BAD_URL";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     deleteAdminGrantsId: {
         parameters: {
             query?: never;
@@ -3741,7 +5122,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3899,7 +5280,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -3925,6 +5306,8 @@ export interface operations {
                         name: string | null;
                         /** @description SPKI PEM that verifies the x-signature of this integration’s callbacks */
                         public_key: string;
+                        /** @description payment.reverted / payment.reconfirmed callbacks are sent (docs/api.md §8) */
+                        reversal_events: boolean;
                     } & {
                         [key: string]: unknown;
                     };
@@ -4070,7 +5453,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -4229,7 +5612,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -4396,7 +5779,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -4627,7 +6010,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -4860,7 +6243,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -5122,7 +6505,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -5439,7 +6822,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -5587,6 +6970,826 @@ export interface operations {
             };
         };
     };
+    listEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        disabled_reason: string | null;
+                        failing_since: string | null;
+                        last_success_at: string | null;
+                        /** @description deliveries waiting to be sent (paused ones included) */
+                        pending_deliveries: number;
+                        state: "active" | "disabled";
+                        /** @description scheme://host[:port] */
+                        url: string;
+                    }[];
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    enableEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        disabled_reason: string | null;
+                        failing_since: string | null;
+                        last_success_at: string | null;
+                        /** @description deliveries waiting to be sent (paused ones included) */
+                        pending_deliveries: number;
+                        state: "active" | "disabled";
+                        /** @description scheme://host[:port] */
+                        url: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    recoverEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601: deliveries whose last attempt failed, or that died, at or after this time are sent again
+                     */
+                    since: string;
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description deliveries sent again */
+                        redelivered: number;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
+    testEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description its webhook-id and x-delivery-id */
+                        id: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "PAYLOAD_TOO_LARGE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "UNSUPPORTED_MEDIA_TYPE";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "RATE_LIMITED";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /**
+                         * @description stable upper-case error code
+                         * @enum {string}
+                         */
+                        code: "INTERNAL_ERROR";
+                        detail: string;
+                        errors?: {
+                            message: string;
+                            path: string;
+                        }[];
+                        status: number;
+                        title: string;
+                        type: string;
+                    };
+                };
+            };
+        };
+    };
     createPayment: {
         parameters: {
             query?: never;
@@ -5656,7 +7859,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -5981,7 +8184,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -6175,7 +8378,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -6197,6 +8400,8 @@ export interface operations {
                         deliveries: (({
                             attempt_count: number;
                             created_at: string;
+                            /** @description only on event deliveries: payment.reverted or payment.reconfirmed */
+                            event?: string;
                             finished_at: string | null;
                             /** @description sent as x-delivery-id on every attempt of this delivery */
                             id: string;
@@ -6204,9 +8409,9 @@ export interface operations {
                             last_error: string | null;
                             last_status_code: number | null;
                             next_attempt_at: string | null;
-                            /** @description completed or redeliver */
+                            /** @description completed, redeliver, or event (a reversal event, docs/api.md §8) */
                             reason: string;
-                            /** @description due, delivered (200), accepted (202) or dead */
+                            /** @description due, delivered (200), accepted (202), dead, or skipped (an event without the opt-in, never sent) */
                             state: string;
                         } & {
                             [key: string]: unknown;
@@ -6341,7 +8546,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -6362,6 +8567,8 @@ export interface operations {
                     "application/json": {
                         attempt_count: number;
                         created_at: string;
+                        /** @description only on event deliveries: payment.reverted or payment.reconfirmed */
+                        event?: string;
                         finished_at: string | null;
                         /** @description sent as x-delivery-id on every attempt of this delivery */
                         id: string;
@@ -6369,9 +8576,9 @@ export interface operations {
                         last_error: string | null;
                         last_status_code: number | null;
                         next_attempt_at: string | null;
-                        /** @description completed or redeliver */
+                        /** @description completed, redeliver, or event (a reversal event, docs/api.md §8) */
                         reason: string;
-                        /** @description due, delivered (200), accepted (202) or dead */
+                        /** @description due, delivered (200), accepted (202), dead, or skipped (an event without the opt-in, never sent) */
                         state: string;
                     } & {
                         [key: string]: unknown;
@@ -6555,7 +8762,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -6819,7 +9026,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;
@@ -7013,7 +9220,7 @@ export interface operations {
                          * @description stable upper-case error code
                          * @enum {string}
                          */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
+                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
                         detail: string;
                         errors?: {
                             message: string;

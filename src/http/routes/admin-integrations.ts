@@ -10,7 +10,6 @@ import { validationFailed } from '../problem.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
 import { createdIntegrationSchema, integrationSchema } from '../admin-schemas.ts'
-import { Type } from '@sinclair/typebox'
 import { adminGuard, adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
