@@ -23,12 +23,13 @@ let anvil: Anvil
 let service: TestService
 let baseUrl: string
 let apiKey: string
+let accountId: string
 const closers: (() => Promise<unknown>)[] = []
 
 before(async () => {
   anvil = await startAnvil()
   service = await startEngineService(anvil, { callbacks: { pollMs: 50 } })
-  ;({ apiKey } = await service.newAccount())
+  ;({ apiKey, accountId } = await service.newAccount())
   baseUrl = await service.listen()
 })
 after(async () => {
@@ -152,4 +153,30 @@ test('examples with a webhook secret also check webhook-signature (Standard Webh
   assert.equal(accepted.status, 200)
   assert.deepEqual(JSON.parse(accepted.body!), { forward_to: 'https://shop.example/thanks/webhook-1' })
   assert.deepEqual(seen, ['webhook-1 delivery-webhook-1'])
+})
+
+test("the service's own Standard Webhooks signature passes the example's check end to end", async () => {
+  const rotated = await service.admin({ method: 'POST', url: `/admin/accounts/${accountId}/webhook-secret` })
+  assert.equal(rotated.statusCode, 201)
+  const secret = rotated.json<{ webhook_secret: string }>().webhook_secret
+  const seen: string[] = []
+  let webhookHeaders: Record<string, string | string[] | undefined> = {}
+  const handle = createCallbackHandler({ ...optionsFor(seen, 'now'), webhookSecret: secret })
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    webhookHeaders = request.headers
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, String(v)]))
+    const answer = await handle({ body: Buffer.concat(chunks), headers })
+    response.writeHead(answer.status, { 'content-type': 'application/json' })
+    response.end(answer.body ?? '')
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise((resolve) => server.close(resolve)))
+  const record = await payThrough(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, 4)
+  // Released at once: the example accepted both signatures the service sent.
+  assert.equal(record.forward_to, `https://shop.example/thanks/${record.secret_id}`)
+  assert.match(String(webhookHeaders['webhook-signature']), /^v1,/)
+  assert.equal(webhookHeaders['webhook-id'], webhookHeaders['x-delivery-id'])
+  assert.equal(seen.length, 1)
 })
