@@ -88,11 +88,15 @@ test('opted in: reorged out after success → payment.reverted; mined again → 
   assert.ok(await verifiedBy(events[1]!, opted.public_key))
   assert.ok(standardVerifies(events[1]!, opted.webhook_secret))
   assert.equal((await readPayment(service, apiKey, request.secret_id)).reverted_at, null, 'null once reconfirmed')
-  const log = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${request.secret_id}/deliveries` })
-  const kinds = log
-    .json<{ deliveries: { event?: string; state: string }[] }>()
-    .deliveries.map((d) => `${d.event ?? 'payment'}:${d.state}`)
-    .sort()
+  // The receiver has them; their outcomes are recorded right after.
+  const kinds = await waitFor('the three deliveries recorded', async () => {
+    const log = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${request.secret_id}/deliveries` })
+    const states = log
+      .json<{ deliveries: { event?: string; state: string }[] }>()
+      .deliveries.map((d) => `${d.event ?? 'payment'}:${d.state}`)
+      .sort()
+    return states.every((state) => state.endsWith(':delivered')) ? states : undefined
+  })
   assert.deepEqual(kinds, ['payment.reconfirmed:delivered', 'payment.reverted:delivered', 'payment:delivered'])
 })
 
