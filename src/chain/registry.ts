@@ -2,13 +2,21 @@ import type { PublicClient } from 'viem'
 import type { Common } from '../common/common.ts'
 import { trackedChains } from '../config/config.ts'
 import type { ChainConfig } from '../config/chains.ts'
-import { createRpcClient } from './rpc-client.ts'
+import type { RpcAttempt } from './failover-transport.ts'
+import { createProviderMetrics } from './provider-metrics.ts'
+import { ProviderPool } from './provider-pool.ts'
+import { createProviderClient, createRpcClient } from './rpc-client.ts'
 import { createRpcMetrics } from './rpc-metrics.ts'
 import { createDecimalsReader } from './token-metadata.ts'
 
 export interface ChainHandle {
   config: ChainConfig
+  /** Asks the chain's providers in the pool's order, failing over between them. */
   client: PublicClient
+  /** What is known of each provider (heads, capabilities, state). */
+  pool: ProviderPool
+  /** One client per provider, in `rpc` order (identity probes, quorum checks). */
+  providerClients: PublicClient[]
   decimalsOf(token: string): Promise<number>
 }
 
@@ -23,14 +31,20 @@ export interface ChainRegistry {
 export function createChainRegistry(common: Common, options: { clientFor?: (chain: ChainConfig) => PublicClient } = {}): ChainRegistry {
   const handles = new Map<string, ChainHandle>()
   const rpcMetrics = createRpcMetrics(common.metrics.registry)
+  const providerMetrics = createProviderMetrics(common.metrics.registry)
   for (const config of trackedChains(common.config)) {
-    const client =
-      options.clientFor?.(config) ??
-      createRpcClient(config, {
-        clock: common.clock,
-        onAttempt: (attempt) => rpcMetrics.observe(config.name, attempt),
-      })
-    handles.set(config.name, { config, client, decimalsOf: createDecimalsReader(config, client) })
+    const pool = new ProviderPool({
+      chain: config.name,
+      urls: config.rpc,
+      rps: config.rpcRps,
+      clock: common.clock,
+      logger: common.logger,
+      metrics: providerMetrics,
+    })
+    const clientOptions = { clock: common.clock, pool, onAttempt: (attempt: RpcAttempt) => rpcMetrics.observe(config.name, attempt) }
+    const client = options.clientFor?.(config) ?? createRpcClient(config, clientOptions)
+    const providerClients = config.rpc.map((_, index) => createProviderClient(config, index, clientOptions))
+    handles.set(config.name, { config, client, pool, providerClients, decimalsOf: createDecimalsReader(config, client) })
   }
   return {
     get: (name) => handles.get(name),
