@@ -99,13 +99,17 @@ export class ProviderPool {
 
   /**
    * The order to ask them in: usable providers by recent latency weighed by errors, then those
-   * that sit out, asked us to wait, or keep failing; refused providers never.
+   * behind the highest head, then those that sit out, asked us to wait, or keep failing; refused
+   * providers never.
    */
   order(): number[] {
     const at = this.#now()
+    const best = this.bestHead()
     const score = (i: number) => {
       const s = this.#stats[i]!
-      const penalty = s.sitOutUntil > at || s.notBefore > at || s.failuresInRow >= FAILING_AFTER ? 1e9 : 0
+      const head = this.providers[i]!.head
+      const lagging = best !== undefined && head !== undefined && best - head > 1n
+      const penalty = s.sitOutUntil > at || s.notBefore > at || s.failuresInRow >= FAILING_AFTER ? 1e9 : lagging ? 1e6 : 0
       return penalty + (s.latencyMs + 1) * (1 + 10 * s.errorRate)
     }
     return this.serving()

@@ -13,6 +13,7 @@ import type { EngineMetrics } from './engine-metrics.ts'
 import type { FastPathDeps } from './fast-path.ts'
 import type { LeaderLock } from './leader-lock.ts'
 import { createIdentityCheck } from './chain-identity.ts'
+import { createEvidenceQuorum } from './evidence-quorum.ts'
 import { createProviderMonitor, type ProviderMonitor } from './provider-monitor.ts'
 import { createSuccessWatcher } from './success-watch.ts'
 import { createVerdicts } from './verdicts.ts'
@@ -59,6 +60,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
+    quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, logger }) : undefined,
   })
   // The runner is made last (it needs the processor): until then nothing is held.
   let runner: ChainRunner | undefined

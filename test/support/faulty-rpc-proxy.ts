@@ -32,6 +32,8 @@ export interface FaultyRpcProxy {
   refuseMethods(methods: string[]): void
   /** The next `count` requests are answered HTTP 429 with `Retry-After: retryAfterSeconds`. */
   rateLimit(count: number, retryAfterSeconds: number): void
+  /** Every request waits this long before it is answered (a slower provider). */
+  setDelay(ms: number): void
   /** Rewrites answers (fabricated or hidden evidence); null: forward them as they are. */
   setRewrite(rewrite: AnswerRewrite | null): void
   close(): Promise<void>
@@ -84,6 +86,7 @@ export async function startFaultyRpcProxy(
   let limitedLeft = 0
   let retryAfter = 1
   let rewrite: AnswerRewrite | null = null
+  let delayMs = 0
   const proxy: FaultyRpcProxy = {
     url: '',
     injected: { error: 0, hang: 0, drop: 0, rateLimited: 0, refused: 0 },
@@ -98,6 +101,7 @@ export async function startFaultyRpcProxy(
       retryAfter = seconds
     },
     setRewrite: (next) => void (rewrite = next),
+    setDelay: (ms) => void (delayMs = ms),
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of hanging) clearTimeout(timer)
@@ -108,6 +112,7 @@ export async function startFaultyRpcProxy(
   const server = createServer(async (request, response) => {
     const raw = await readBody(request)
     proxy.arrivals.push(performance.now())
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
     if (limitedLeft > 0) {
       limitedLeft--
       proxy.injected.rateLimited++
