@@ -170,7 +170,11 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
           const isBehind = (i: number) => block !== undefined && pool !== undefined && pool.behind(poolIndex(i), block)
           const asked = [...candidates.filter((i) => !isBehind(i)), ...candidates.filter(isBehind)]
           for (const [position, i] of asked.entries()) {
-            if (pool) await pool.admit(poolIndex(i))
+            // It asked for a longer pause (429 Retry-After) than this request waits: not sent.
+            if (pool && !(await pool.admit(poolIndex(i)))) {
+              onlyRefused = false
+              continue
+            }
             const sent = performance.now()
             try {
               const result: unknown = await instances[i]!.request(args as never)

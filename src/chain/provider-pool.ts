@@ -123,17 +123,24 @@ export class ProviderPool {
     return head !== undefined && head < block
   }
 
-  /** Waits until provider `i`'s request budget allows one more request. */
-  async admit(i: number): Promise<void> {
+  /**
+   * Waits until provider `i` may be sent one more request: its `Retry-After` has passed and its
+   * budget (rps) allows it. False when it asked for a longer pause than one request should wait
+   * (`longestWaitMs`): ask another provider, or fail this request (the caller retries later).
+   */
+  async admit(i: number, longestWaitMs = 5_000): Promise<boolean> {
+    const askedMs = this.#stats[i]!.notBefore - this.#now()
+    if (askedMs > longestWaitMs) return false
+    if (askedMs > 0) await new Promise((resolve) => setTimeout(resolve, askedMs))
     const bucket = this.#buckets[i]!
-    if (bucket.rps === null) return
+    if (bucket.rps === null) return true
     for (;;) {
       const now = performance.now()
       bucket.tokens = Math.min(bucket.rps, bucket.tokens + ((now - bucket.at) / 1000) * bucket.rps)
       bucket.at = now
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1
-        return
+        return true
       }
       await new Promise((resolve) => setTimeout(resolve, Math.ceil(((1 - bucket.tokens) / bucket.rps!) * 1000)))
     }

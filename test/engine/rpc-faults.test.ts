@@ -86,4 +86,12 @@ test('every payment is judged correctly through failing RPCs', async () => {
     0,
   )
   assert.ok(errors >= injected / 2, `RPC errors are counted (${errors})`)
+  // Per provider as well: each proxy's failures are its own.
+  for (const proxy of proxies) {
+    const label = proxy.url.replace(/[.:/]/g, '\\$&')
+    const counted = Number(
+      new RegExp(`paywatch_rpc_provider_errors_total\\{chain="ethereum",provider="${label}"\\} (\\d+)`).exec(metrics)?.[1],
+    )
+    assert.ok(counted >= 1, `${proxy.url}: errors counted per provider (${counted})`)
+  }
 })
