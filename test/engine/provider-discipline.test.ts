@@ -10,7 +10,8 @@ import { parseEther, type Address } from 'viem'
 import { deployRouter, mine, routerPayNative, sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { startFaultyRpcProxy, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, readPayment, startEngineService, waitFor, waitForFinal } from './support.ts'
+import { manualClock } from '../support/clock.ts'
+import { createPayment, engineAtHead, freshAddress, readPayment, startEngineService, waitFor, waitForFinal } from './support.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {
@@ -130,4 +131,18 @@ test('without any trace method: a native payment through a router stays pending,
   const ready = (await service.app.inject({ method: 'GET', url: '/readyz' })).json()
   assert.deepEqual(ready.chains[0].providers[0].capabilities, ['eth_getBlockReceipts'])
   assert.ok(bare.injected.refused >= 1)
+})
+
+test('a head older than maxHeadAgeSeconds makes /readyz 503', async () => {
+  const anvil = await node()
+  const clock = manualClock(new Date())
+  const service = await serve(anvil, { clock, chain: { rpc: [anvil.rpcUrl], maxHeadAgeSeconds: 30 } })
+  await engineAtHead(service, anvil)
+  const fresh = await service.app.inject({ method: 'GET', url: '/readyz' })
+  assert.equal(fresh.statusCode, 200, fresh.body)
+  assert.equal(fresh.json().chains[0].maxHeadAgeSeconds, 30)
+  clock.advance(60_000)
+  const stale = await service.app.inject({ method: 'GET', url: '/readyz' })
+  assert.equal(stale.statusCode, 503)
+  assert.match(stale.json().chains[0].error, /the head is \d+ s old \(more than 30 s\)/)
 })
