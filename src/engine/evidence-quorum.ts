@@ -58,7 +58,7 @@ export function evidenceFingerprint(expectation: Expectation, tx: MinedTransacti
 /**
  * Quorum over a verdict's evidence: the providers are asked one after another, best ranked first,
  * until `quorum` of them return the same evidence (the first answer checked by the next ones, no
- * broadcast). A provider behind the inclusion block, one that fails, one that does not know the
+ * broadcast). A provider that has not reached the inclusion block, one that fails, one that does not know the
  * transaction, and one without a trace for a native payment that needs it give no answer (none of
  * these is evidence). A provider that contradicts the agreeing ones is counted, logged with both
  * answers, and sits out for a while.
@@ -78,8 +78,9 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; logger: Logger
       const native = expectation.token === NATIVE_TOKEN
       const groups = new Map<string, { providers: number[]; tx: MinedTransaction }>()
       let decided: string | undefined
+      // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
+      // provider that has not reached the block answers null, which is no answer.
       for (const i of pool.order()) {
-        if (pool.behind(i, match.blockNumber)) continue
         const tx = await readers[i]!.fromHash(match.transaction, { native }).catch(() => undefined)
         if (!tx || tx.internalValueUnknown) continue
         const print = evidenceFingerprint(expectation, tx)
@@ -96,7 +97,7 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; logger: Logger
       if (decided !== undefined && (!judged || evidenceFingerprint(expectation, judged) !== decided)) {
         // The verdict rested on other evidence: find who gave it (the rest are asked, only now).
         for (const i of pool.order()) {
-          if (asked.has(i) || pool.behind(i, match.blockNumber)) continue
+          if (asked.has(i)) continue
           const tx = await readers[i]!.fromHash(match.transaction, { native }).catch(() => undefined)
           if (!tx || tx.internalValueUnknown) continue
           const print = evidenceFingerprint(expectation, tx)
