@@ -47,6 +47,18 @@ function blockAsked(method: string, params: unknown): bigint | undefined {
   return typeof first === 'string' && first.startsWith('0x') ? BigInt(first) : undefined
 }
 
+/** The key under which the pool remembers who answered a lookup (see `ProviderPool.noteAnswer`). */
+export function answerKey(method: string, params: unknown): string | undefined {
+  const first = Array.isArray(params) ? params[0] : undefined
+  if (typeof first !== 'string' || !first.startsWith('0x')) return undefined
+  // A block counts only with its transactions (a header says nothing about them).
+  if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
+  if (method === 'eth_getBlockReceipts') return `${method}:${BigInt(first)}`
+  if (method === 'eth_getTransactionByHash' || method === 'eth_getTransactionReceipt' || method === 'debug_traceTransaction')
+    return `${method}:${first.toLowerCase()}`
+  return undefined
+}
+
 /** The head a provider showed in its answer to a request for the latest block. */
 function headShown(method: string, params: unknown, result: unknown): bigint | undefined {
   if (method === 'eth_blockNumber' && typeof result === 'string') return BigInt(result)
@@ -184,6 +196,8 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
               pool?.observe(poolIndex(i), attempt)
               const head = pool ? headShown(args.method, args.params, result) : undefined
               if (head !== undefined) pool?.noteHead(poolIndex(i), head)
+              const key = pool && result !== null && result !== undefined ? answerKey(args.method, args.params) : undefined
+              if (key !== undefined) pool?.noteAnswer(key, poolIndex(i))
               // One node's null is not absence while another may have it.
               if ((result === null || result === undefined) && lookups.has(args.method) && position < asked.length - 1) {
                 sawNull = true

@@ -63,6 +63,8 @@ export class ProviderPool {
   readonly #stats: { latencyMs: number; errorRate: number; failuresInRow: number; notBefore: number; sitOutUntil: number }[]
   readonly #buckets: { rps: number | null; tokens: number; at: number }[]
   readonly #states: ProviderState[]
+  /** Which provider answered a lookup last (see `noteAnswer`), oldest first. */
+  readonly #answers = new Map<string, number>()
 
   constructor(deps: ProviderPoolDeps) {
     this.#deps = deps
@@ -173,6 +175,25 @@ export class ProviderPool {
     const p = this.providers[i]!
     if (p.head === undefined || head > p.head) p.head = head
     this.refresh()
+  }
+
+  /**
+   * Provider `i` answered the lookup `key` (a block with its transactions, a transaction, a receipt,
+   * a trace): the quorum counts that answer as the provider's vote instead of asking it again, when
+   * no other provider answered the same lookup. Bounded: the oldest go first.
+   */
+  noteAnswer(key: string, i: number): void {
+    // Answered by two providers: which one's answer was used is not known (-1, never a vote).
+    const before = this.#answers.get(key)
+    this.#answers.delete(key)
+    this.#answers.set(key, before === undefined || before === i ? i : -1)
+    if (this.#answers.size > 20_000) this.#answers.delete(this.#answers.keys().next().value!)
+  }
+
+  /** The one provider that answered `key`, if remembered and only one did. */
+  answeredBy(key: string): number | undefined {
+    const i = this.#answers.get(key)
+    return i === undefined || i < 0 ? undefined : i
   }
 
   /** Provider `i`'s head as a probe just read it (it may have gone back: a node restarted, a reorg). */

@@ -69,6 +69,16 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; logger: Logger
   const log = deps.logger.child({ chain: handle.config.name })
   let readers: EvidenceReader[] | undefined
 
+  /** The one provider that answered every read the judged evidence rests on, if known. */
+  const sourceOf = (tx: MinedTransaction): number | undefined => {
+    const pick = (...keys: string[]) => keys.map((key) => pool.answeredBy(key)).find((i) => i !== undefined)
+    const txFrom = pick(`eth_getTransactionByHash:${tx.hash}`, `eth_getBlockByNumber:${tx.blockNumber}`)
+    const receiptFrom = pick(`eth_getTransactionReceipt:${tx.hash}`, `eth_getBlockReceipts:${tx.blockNumber}`)
+    const traceFrom = pool.answeredBy(`debug_traceTransaction:${tx.hash}`)
+    if (txFrom === undefined || txFrom !== receiptFrom) return undefined
+    return traceFrom === undefined || traceFrom === txFrom ? txFrom : undefined
+  }
+
   return {
     async confirm(expectation, match) {
       const quorum = handle.config.quorum
@@ -78,9 +88,14 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; logger: Logger
       const native = expectation.token === NATIVE_TOKEN
       const groups = new Map<string, { providers: number[]; tx: MinedTransaction }>()
       let decided: string | undefined
+      // The first answer: the provider the judged evidence came from, when one provider gave all of
+      // it (its vote is that evidence); the others check it.
+      const source = judged ? sourceOf(judged) : undefined
+      if (judged && source !== undefined) groups.set(evidenceFingerprint(expectation, judged), { providers: [source], tx: judged })
       // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
       // provider that has not reached the block answers null, which is no answer.
       for (const i of pool.order()) {
+        if (i === source) continue
         const tx = await readers[i]!.fromHash(match.transaction, { native }).catch(() => undefined)
         if (!tx || tx.internalValueUnknown) continue
         const print = evidenceFingerprint(expectation, tx)
