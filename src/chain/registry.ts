@@ -24,7 +24,10 @@ export interface ChainRegistry {
   /** A tracked chain whose RPC did not prove to be another network, or undefined. */
   get(name: string): ChainHandle | undefined
   all(): ChainHandle[]
-  /** Compares each chain's `eth_chainId` with its configuration; a mismatch disables the chain. */
+  /**
+   * Compares each provider's `eth_chainId` with the chain's configuration: a provider that serves
+   * another network is refused; a chain whose every provider does is disabled.
+   */
   verify(): Promise<void>
 }
 
@@ -53,16 +56,24 @@ export function createChainRegistry(common: Common, options: { clientFor?: (chai
       await Promise.all(
         [...handles.values()].map(async (handle) => {
           const log = common.logger.child({ chain: handle.config.name })
-          try {
-            const chainId = await handle.client.getChainId()
-            if (chainId !== handle.config.chainId) {
-              handles.delete(handle.config.name)
-              log.error({ expected: handle.config.chainId, actual: chainId }, 'RPC serves another network: chain disabled')
-            }
-          } catch (error) {
-            // An unreachable RPC at start is not a wrong network: keep the chain, its calls will retry.
-            log.warn({ err: error }, 'could not read eth_chainId at start')
-          }
+          // Each provider on its own: one that serves another network is refused, the others serve.
+          const answered = await Promise.all(
+            handle.providerClients.map(async (client, index) => {
+              try {
+                const chainId = await client.getChainId()
+                if (chainId !== handle.config.chainId)
+                  handle.pool.refuse(index, `it serves chain id ${chainId}, not ${handle.config.name}'s ${handle.config.chainId}`)
+                return true
+              } catch {
+                // An unreachable RPC at start is not a wrong network: its calls will retry.
+                return false
+              }
+            }),
+          )
+          if (handle.pool.serving().length === 0) {
+            handles.delete(handle.config.name)
+            log.error('RPC serves another network: chain disabled')
+          } else if (!answered.some(Boolean)) log.warn('could not read eth_chainId at start')
         }),
       )
     },

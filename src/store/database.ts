@@ -26,6 +26,12 @@ export interface DatabaseOptions {
   preparedStatements?: boolean
   /** Sees the SQL of every query (tests count them). */
   onQuery?: (sql: string) => void
+  /**
+   * Embedded only: PostgreSQL's shared_buffers in MB (default 32). PGlite keeps them in its
+   * WebAssembly memory, which never shrinks: its own default (128 MB) is most of the embedded
+   * service's RSS beyond the compiled engine.
+   */
+  embeddedSharedBuffersMb?: number
 }
 
 /**
@@ -64,7 +70,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     mkdirSync(options.dataDir, { recursive: true })
     dataPath = join(options.dataDir, 'pglite')
   }
-  const pglite = await PGlite.create(dataPath)
+  const pglite = await PGlite.create(dataPath, {
+    postgresqlconf: [`shared_buffers = ${options.embeddedSharedBuffersMb ?? 32}MB`],
+  })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }), log: queryLog(options) })
   return { db, kind: 'pglite', url: null, close: () => db.destroy() }
 }

@@ -146,3 +146,28 @@ test('a head older than maxHeadAgeSeconds makes /readyz 503', async () => {
   assert.equal(stale.statusCode, 503)
   assert.match(stale.json().chains[0].error, /the head is \d+ s old \(more than 30 s\)/)
 })
+
+test('a provider of another network among the providers is refused; the others serve the chain', async () => {
+  const anvil = await node()
+  const other = await startAnvil({ chainId: 999 })
+  cleanup.push(() => other.stop())
+  const wrong = await proxyOf(other)
+  const lines: { msg: string; level: number }[] = []
+  const logger = pino({ level: 'info' }, { write: (raw: string) => void lines.push(JSON.parse(raw)) })
+  const service = await serve(anvil, { logger, chain: { rpc: [wrong.url, anvil.rpcUrl] } })
+  const { apiKey } = await service.newAccount()
+  const sender = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const { request } = await createPayment(service, apiKey, anvil, sender, { receiver, amount: '1' })
+  await sendNative(anvil, sender, receiver, parseEther('1'))
+  assert.equal((await waitForFinal(service, apiKey, request.secret_id)).status, 'success')
+  const refused = lines.filter((l) => l.level >= 50 && l.msg.includes(`RPC provider ${wrong.url} refused`))
+  assert.equal(refused.length, 1, 'one error line naming the provider')
+  assert.match(refused[0]!.msg, /serves chain id 999/)
+  const ready = await service.app.inject({ method: 'GET', url: '/readyz' })
+  assert.equal(ready.statusCode, 200, ready.body)
+  assert.deepEqual(
+    ready.json().chains[0].providers.map((p: { state: string }) => p.state),
+    ['refused', 'ok'],
+  )
+})
