@@ -60,7 +60,14 @@ export class ProviderPool {
   readonly providers: Provider[]
   readonly #deps: ProviderPoolDeps
   readonly #log: Logger
-  readonly #stats: { latencyMs: number; errorRate: number; failuresInRow: number; notBefore: number; sitOutUntil: number }[]
+  readonly #stats: {
+    latencyMs: number
+    errorRate: number
+    failuresInRow: number
+    notBefore: number
+    waitUntil: number
+    sitOutUntil: number
+  }[]
   readonly #buckets: { rps: number | null; tokens: number; at: number }[]
   readonly #states: ProviderState[]
   /** Which provider answered a lookup last (see `noteAnswer`), oldest first. */
@@ -78,7 +85,7 @@ export class ProviderPool {
       capabilities: new Set(),
       refused: undefined,
     }))
-    this.#stats = deps.urls.map(() => ({ latencyMs: 0, errorRate: 0, failuresInRow: 0, notBefore: 0, sitOutUntil: 0 }))
+    this.#stats = deps.urls.map(() => ({ latencyMs: 0, errorRate: 0, failuresInRow: 0, notBefore: 0, waitUntil: 0, sitOutUntil: 0 }))
     this.#buckets = deps.urls.map((_, i) => ({ rps: deps.rps[i] ?? null, tokens: deps.rps[i] ?? 0, at: 0 }))
     this.#states = deps.urls.map(() => 'unknown')
   }
@@ -131,20 +138,25 @@ export class ProviderPool {
    * (`longestWaitMs`): ask another provider, or fail this request (the caller retries later).
    */
   async admit(i: number, longestWaitMs = 5_000): Promise<boolean> {
-    const askedMs = this.#stats[i]!.notBefore - this.#now()
-    if (askedMs > longestWaitMs) return false
-    if (askedMs > 0) await new Promise((resolve) => setTimeout(resolve, askedMs))
     const bucket = this.#buckets[i]!
-    if (bucket.rps === null) return true
     for (;;) {
+      // Checked again after every wait: a 429 may have come back meanwhile.
+      const askedMs = this.#stats[i]!.waitUntil - performance.now()
+      if (askedMs > longestWaitMs) return false
+      if (askedMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, askedMs))
+        continue
+      }
+      const rps = bucket.rps
+      if (rps === null) return true
       const now = performance.now()
-      bucket.tokens = Math.min(bucket.rps, bucket.tokens + ((now - bucket.at) / 1000) * bucket.rps)
+      bucket.tokens = Math.min(rps, bucket.tokens + ((now - bucket.at) / 1000) * rps)
       bucket.at = now
       if (bucket.tokens >= 1) {
         bucket.tokens -= 1
         return true
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(((1 - bucket.tokens) / bucket.rps!) * 1000)))
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(((1 - bucket.tokens) / rps) * 1000)))
     }
   }
 
@@ -158,7 +170,10 @@ export class ProviderPool {
     if (limited) {
       const asked = retryAfterOf(attempt.error, this.#now())
       s.notBefore = this.#now() + (asked ?? 1_000)
-    } else if (attempt.ok) s.notBefore = 0
+      // The wait itself runs on the monotonic clock: a test's frozen clock must not hold requests forever.
+      s.waitUntil = performance.now() + (asked ?? 1_000)
+    }
+    // A request answered after a 429 was sent before it: the pause asked for still runs.
     this.#deps.metrics?.request(this.chain, this.providers[i]!.label, attempt.ok, limited, attempt.durationMs / 1000)
     if (!attempt.ok && s.failuresInRow === 1 && !limited) {
       // One line per failure streak, no stack: a provider having a bad moment is expected.
