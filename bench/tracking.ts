@@ -5,7 +5,9 @@
 // Per size: RPC calls per block, database queries per block, block processing time p50/p99 (from
 // the block read to every judgement written), time from `evm_mine` to the status written (the
 // follower is woken by newHeads over WebSocket), and RSS. The work per block must not grow with the
-// number of pending trackings. BENCH_SIZES (default 1000,10000,100000) and BENCH_BLOCKS (default 30) change the run.
+// number of pending trackings. BENCH_SIZES (default 1000,10000,100000) and BENCH_BLOCKS (default 30) change the run;
+// BENCH_PROVIDERS (default 1) serves the chain through that many provider URLs of the same Anvil, and
+// BENCH_QUORUM (default 1) sets the chain's quorum (bench/quorum.ts compares quorum 1 with 2 of 3).
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { sql, type KyselyPlugin } from 'kysely'
@@ -23,6 +25,8 @@ const BLOCKS_PER_SIZE = Number(process.env.BENCH_BLOCKS ?? 30)
 const TXS_PER_BLOCK = 200
 const MATCHES_PER_BLOCK = 10
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 1)
+const QUORUM = Number(process.env.BENCH_QUORUM ?? 1)
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -50,12 +54,22 @@ const service = await startTestService({
   background: false,
   // Requests over HTTP, newHeads over WebSocket: Anvil's WebSocket answers to parallel requests
   // can wait ~40 ms each on TCP delayed ACKs (its socket does not set TCP_NODELAY).
-  chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId, pollingIntervalMs: 60_000 } },
+  // Several providers: distinct URLs (a query string each) of the same node.
+  chains: {
+    ethereum: {
+      rpc: [...Array.from({ length: PROVIDERS }, (_, i) => (i === 0 ? anvil.rpcUrl : `${anvil.rpcUrl}/?provider=${i + 1}`)), anvil.wsUrl],
+      chainId: anvil.chainId,
+      pollingIntervalMs: 60_000,
+      quorum: QUORUM,
+      maxHeadAgeSeconds: null,
+    },
+  },
 })
 try {
   console.log(
     `database: ${service.database.kind}; blocks of ${TXS_PER_BLOCK} transactions, ${MATCHES_PER_BLOCK} paying a tracking; ` +
-      `RSS with the service started: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB`,
+      `RSS with the service started: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB; ` +
+      `${PROVIDERS} HTTP provider(s), quorum ${QUORUM}`,
   )
   const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
   const senders = Array.from({ length: TXS_PER_BLOCK }, fresh)

@@ -77,6 +77,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       preparedStatements: config.preparedStatements,
+      embeddedSharedBuffersMb: config.embeddedSharedBuffersMb,
       onQuery: options.onQuery,
       fresh: options.freshDatabase,
     })

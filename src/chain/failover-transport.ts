@@ -1,18 +1,12 @@
 import { BaseError, createTransport, ExecutionRevertedError, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem'
 import { backoffPolicies, createBackoff, delayFor, type BackoffPolicy } from '../common/backoff.ts'
 import { systemClock, type Clock } from '../common/clock.ts'
-import { isMethodUnavailable, isTransient } from './errors.ts'
+import { isMethodUnavailable, isTransient, RetryableChainError } from './errors.ts'
+import type { ProviderPool } from './provider-pool.ts'
+import type { RpcAttempt } from './rpc-attempt.ts'
 import { retryAfterOf } from './rpc-failure.ts'
 
-/** One request sent to one RPC endpoint, reported for metrics and logs. */
-export interface RpcAttempt {
-  method: string
-  /** Index of the endpoint in the chain's `rpc` list. */
-  endpoint: number
-  ok: boolean
-  error?: unknown
-  durationMs: number
-}
+export type { RpcAttempt }
 
 export interface FailoverOptions {
   onAttempt?: (attempt: RpcAttempt) => void
@@ -29,6 +23,58 @@ export interface FailoverOptions {
    * until their timeout must not hold a caller (an API answer, a sync) for many timeouts in a row.
    */
   requestBudgetMs?: number
+  /**
+   * The chain's providers (ranking, request budgets, heads, refusals); `poolIndexes[i]` is the pool
+   * index of `endpoints[i]` (default: the same index).
+   */
+  pool?: ProviderPool
+  poolIndexes?: number[]
+}
+
+/** Lookups whose `null` means "this node does not have it (yet)", not "it does not exist": another node is asked. */
+const lookups = new Set([
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_getTransactionByHash',
+  'eth_getTransactionReceipt',
+  'eth_getBlockReceipts',
+])
+
+/** The block a request is about, when it names one by number (not a tag). */
+function blockAsked(method: string, params: unknown): bigint | undefined {
+  if (method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockReceipts') return undefined
+  const first = Array.isArray(params) ? params[0] : undefined
+  return typeof first === 'string' && first.startsWith('0x') ? BigInt(first) : undefined
+}
+
+/** The key under which the pool remembers who answered a lookup (see `ProviderPool.noteAnswer`). */
+export function answerKey(method: string, params: unknown): string | undefined {
+  const first = Array.isArray(params) ? params[0] : undefined
+  if (typeof first !== 'string' || !first.startsWith('0x')) return undefined
+  // A block counts only with its transactions (a header says nothing about them).
+  if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
+  if (method === 'eth_getBlockReceipts') return `${method}:${BigInt(first)}`
+  if (method === 'eth_getTransactionByHash' || method === 'eth_getTransactionReceipt' || method === 'debug_traceTransaction')
+    return `${method}:${first.toLowerCase()}`
+  return undefined
+}
+
+/** The head a provider showed in its answer to a request for the latest block. */
+function headShown(method: string, params: unknown, result: unknown): bigint | undefined {
+  if (method === 'eth_blockNumber' && typeof result === 'string') return BigInt(result)
+  const latest = Array.isArray(params) && params[0] === 'latest'
+  const number = (result as { number?: unknown } | null)?.number
+  if (method === 'eth_getBlockByNumber' && latest && typeof number === 'string') return BigInt(number)
+  return undefined
+}
+
+/** Every provider of the chain was refused (it serves another chain): nothing can be asked. */
+export class NoProviderError extends RetryableChainError {
+  override name = 'NoProviderError'
+  override readonly code: string = 'NO_PROVIDER'
+  constructor() {
+    super('no RPC provider serves this chain (every one was refused)')
+  }
 }
 
 /** A `Retry-After` longer than this is not waited for inside one request: the caller's own backoff takes over. */
@@ -80,9 +126,16 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
   /** `notBefore`: when the endpoint's last `Retry-After` ends. */
   const health = endpoints.map(() => ({ failures: 0, coolUntil: 0, notBefore: 0 }))
 
+  const poolIndex = (i: number) => options.poolIndexes?.[i] ?? i
+  const pool = options.pool
   const order = (): number[] => {
     const at = now()
-    const indexes = endpoints.map((_, i) => i)
+    let indexes = endpoints.map((_, i) => i)
+    if (pool) {
+      // Ranked by the pool (refused providers left out), in the pool's order.
+      const rank = new Map(pool.order().map((p, position) => [p, position]))
+      indexes = indexes.filter((i) => rank.has(poolIndex(i))).sort((a, b) => rank.get(poolIndex(a))! - rank.get(poolIndex(b))!)
+    }
     const ready = indexes.filter((i) => health[i]!.coolUntil <= at)
     const cooling = indexes.filter((i) => health[i]!.coolUntil > at).sort((a, b) => health[a]!.coolUntil - health[b]!.coolUntil)
     return [...ready, ...cooling]
@@ -120,15 +173,41 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
             await new Promise((resolve) => setTimeout(resolve, pauses.next(askedMs)))
           }
           let onlyRefused = true
-          for (const i of order()) {
+          let sawNull = false
+          const candidates = order()
+          if (candidates.length === 0) throw new NoProviderError()
+          // A provider known to be behind the block asked is asked only after the others failed
+          // (it may have reached it by now); its null says nothing about the block.
+          const block = blockAsked(args.method, args.params)
+          const isBehind = (i: number) => block !== undefined && pool !== undefined && pool.behind(poolIndex(i), block)
+          const asked = [...candidates.filter((i) => !isBehind(i)), ...candidates.filter(isBehind)]
+          for (const [position, i] of asked.entries()) {
+            // It asked for a longer pause (429 Retry-After) than this request waits: not sent.
+            if (pool && !(await pool.admit(poolIndex(i)))) {
+              onlyRefused = false
+              continue
+            }
             const sent = performance.now()
             try {
               const result: unknown = await instances[i]!.request(args as never)
               health[i] = { failures: 0, coolUntil: 0, notBefore: 0 }
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent })
+              const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent }
+              options.onAttempt?.(attempt)
+              pool?.observe(poolIndex(i), attempt)
+              const head = pool ? headShown(args.method, args.params, result) : undefined
+              if (head !== undefined) pool?.noteHead(poolIndex(i), head)
+              const key = pool && result !== null && result !== undefined ? answerKey(args.method, args.params) : undefined
+              if (key !== undefined) pool?.noteAnswer(key, poolIndex(i))
+              // One node's null is not absence while another may have it.
+              if ((result === null || result === undefined) && lookups.has(args.method) && position < asked.length - 1) {
+                sawNull = true
+                continue
+              }
               return result
             } catch (error) {
-              options.onAttempt?.({ method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent })
+              const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent }
+              options.onAttempt?.(attempt)
+              pool?.observe(poolIndex(i), attempt)
               lastError = error
               const kind = classifyRpcFailure(error)
               if (kind === 'answer') throw error
@@ -138,6 +217,8 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
               }
             }
           }
+          // A node answered null and the others failed or refused: that null is the answer for now.
+          if (sawNull) return null
           // Every endpoint answered with a refusal: asking again at once will not change it.
           if (onlyRefused) break
         }

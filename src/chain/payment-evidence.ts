@@ -64,9 +64,11 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
     }
     const reverted = receipt.status !== 'success'
     const transfers: Transfer[] = reverted ? [] : [...ownValueTransfer(tx, false), ...erc20Transfers(receipt.logs)]
+    let internalValueUnknown = false
     if (options.native && !reverted && mayMakeInternalCalls(tx, receipt)) {
       const trace = await traces.callTrace(tx.hash)
       if (trace) transfers.push(...internalValueTransfers(trace))
+      else internalValueUnknown = true
     }
     return {
       hash: tx.hash.toLowerCase(),
@@ -76,6 +78,7 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
       blockNumber: receipt.blockNumber,
       blockHash: receipt.blockHash.toLowerCase(),
       transfers,
+      ...(internalValueUnknown ? { internalValueUnknown } : {}),
     }
   }
 

@@ -3,6 +3,7 @@ import { socketClientCache } from 'viem/utils'
 import type { Clock } from '../common/clock.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { failover, type RpcAttempt } from './failover-transport.ts'
+import type { ProviderPool } from './provider-pool.ts'
 
 export interface RpcClientOptions {
   timeoutMs?: number
@@ -12,6 +13,8 @@ export interface RpcClientOptions {
   onAttempt?: (attempt: RpcAttempt) => void
   /** The service's clock (endpoint cool-downs, `Retry-After` dates). */
   clock?: Clock
+  /** The chain's providers: ranking, budgets, heads, refusals (see provider-pool.ts). */
+  pool?: ProviderPool
 }
 
 /**
@@ -21,9 +24,7 @@ export interface RpcClientOptions {
  */
 export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = {}): PublicClient {
   const timeout = options.timeoutMs ?? chain.rpcTimeoutMs ?? 10_000
-  const transports: Transport[] = chain.rpc.map((url) =>
-    url.startsWith('ws') ? webSocket(url, { timeout, retryCount: 0 }) : http(url, { timeout, retryCount: 0, batch: false }),
-  )
+  const transports: Transport[] = chain.rpc.map((url) => transportOf(url, timeout))
   return createPublicClient({
     // Passes over the URLs go on for up to two timeouts: one request that hung may be sent again, not many.
     transport: failover(transports, {
@@ -31,6 +32,31 @@ export function createRpcClient(chain: ChainConfig, options: RpcClientOptions = 
       onAttempt: options.onAttempt,
       clock: options.clock,
       requestBudgetMs: 2 * timeout,
+      pool: options.pool,
+    }),
+    pollingInterval: chain.pollingIntervalMs,
+    batch: { multicall: false },
+  }) as PublicClient
+}
+
+function transportOf(url: string, timeout: number): Transport {
+  return url.startsWith('ws') ? webSocket(url, { timeout, retryCount: 0 }) : http(url, { timeout, retryCount: 0, batch: false })
+}
+
+/**
+ * A client of provider `index` alone (identity and capability probes, quorum checks): it shares
+ * the pool's budget, ranking data and metrics, and makes no passes over other URLs.
+ */
+export function createProviderClient(chain: ChainConfig, index: number, options: RpcClientOptions & { pool: ProviderPool }): PublicClient {
+  const timeout = options.timeoutMs ?? chain.rpcTimeoutMs ?? 10_000
+  return createPublicClient({
+    transport: failover([transportOf(chain.rpc[index]!, timeout)], {
+      retryRounds: options.retryRounds ?? 1,
+      onAttempt: (attempt) => options.onAttempt?.({ ...attempt, endpoint: index }),
+      clock: options.clock,
+      requestBudgetMs: timeout,
+      pool: options.pool,
+      poolIndexes: [index],
     }),
     pollingInterval: chain.pollingIntervalMs,
     batch: { multicall: false },

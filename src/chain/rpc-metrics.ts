@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client'
-import type { RpcAttempt } from './failover-transport.ts'
+import type { RpcAttempt } from './rpc-attempt.ts'
 
 /** A metric registered once per registry, found again when a second component shares it. */
 export function once<T>(registry: Registry, name: string, create: () => T): T {

@@ -29,6 +29,7 @@ export function loadChains(env: NodeJS.ProcessEnv, fromFile: unknown): Record<st
         .map((url) => url.trim())
         .filter(Boolean)
         .map((url) => rpcUrl(envName, url))
+      chains[name]!.rpcRps = chains[name]!.rpc.map(() => null)
     }
   }
   // A misspelt chain would otherwise be silently untracked.
@@ -56,6 +57,9 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
         name,
         chainId: 0,
         rpc: [],
+        rpcRps: [],
+        quorum: 1,
+        maxHeadAgeSeconds: null,
         nativeSymbol: 'ETH',
         nativeName: 'Ether',
         nativeDecimals: 18,
@@ -96,10 +100,13 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
     return v.map((a) => address(key, a))
   }
   if (o.rpc !== undefined) {
-    if (!Array.isArray(o.rpc) || o.rpc.some((u) => typeof u !== 'string'))
-      throw new ConfigError(`${where}.rpc (config file) must be an array of URLs`)
-    chain.rpc = (o.rpc as string[]).map((url) => rpcUrl(`${where}.rpc (config file)`, url))
+    const items = rpcItems(`${where}.rpc (config file)`, o.rpc)
+    chain.rpc = items.map((item) => item.url)
+    chain.rpcRps = items.map((item) => item.rps)
   }
+  chain.quorum = num('quorum', 1, 16) ?? chain.quorum
+  if (o.maxHeadAgeSeconds !== undefined)
+    chain.maxHeadAgeSeconds = o.maxHeadAgeSeconds === null ? null : num('maxHeadAgeSeconds', 1, 86_400)!
   chain.chainId = num('chainId', 1, Number.MAX_SAFE_INTEGER) ?? chain.chainId
   chain.nativeSymbol = text('nativeSymbol') ?? chain.nativeSymbol
   chain.nativeName = text('nativeName') ?? chain.nativeName
@@ -116,6 +123,23 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
   const unknown = Object.keys(raw).find((key) => !read.has(key))
   if (unknown !== undefined) throw new ConfigError(`${where}.${unknown} (config file) is not a chain setting`)
   return chain
+}
+
+/** `rpc` items: a URL, or `{url, rps}` (at most `rps` requests per second to that provider). */
+function rpcItems(where: string, raw: unknown): { url: string; rps: number | null }[] {
+  if (!Array.isArray(raw)) throw new ConfigError(`${where} must be an array of URLs or {url, rps} objects`)
+  return raw.map((item: unknown) => {
+    if (typeof item === 'string') return { url: rpcUrl(where, item), rps: null }
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      throw new ConfigError(`${where} must be an array of URLs or {url, rps} objects`)
+    const { url, rps, ...rest } = item as Record<string, unknown>
+    const stray = Object.keys(rest)[0]
+    if (stray !== undefined) throw new ConfigError(`${where}: ${stray} is not an RPC setting (url, rps)`)
+    if (typeof url !== 'string') throw new ConfigError(`${where}: each object needs a url`)
+    if (rps !== undefined && (typeof rps !== 'number' || !(rps > 0) || rps > 100_000))
+      throw new ConfigError(`${where}: rps must be a number above 0`)
+    return { url: rpcUrl(where, url), rps: rps === undefined ? null : rps }
+  })
 }
 
 function rpcUrl(where: string, url: string): string {

@@ -6,6 +6,15 @@ export interface ChainConfig {
   chainId: number
   /** JSON-RPC URLs (http(s) or ws(s)); a chain without any is not tracked. */
   rpc: string[]
+  /** Per `rpc` entry (same index): at most this many requests per second to that provider, null = no limit. */
+  rpcRps: (number | null)[]
+  /**
+   * Distinct providers that must return the same evidence before a verdict (other than a time-out)
+   * is written; 1 = the first answer decides.
+   */
+  quorum: number
+  /** The head is stale (readiness fails) when its block is older than this; null = never stale. */
+  maxHeadAgeSeconds: number | null
   nativeSymbol: string
   nativeName: string
   nativeDecimals: number
@@ -31,7 +40,7 @@ export interface ChainConfig {
 export const NATIVE_TOKEN: Address = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
-type BuiltIn = Omit<ChainConfig, 'rpc' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools' | 'rpcTimeoutMs'>
+type BuiltIn = Omit<ChainConfig, 'rpc' | 'rpcRps' | 'quorum' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools' | 'rpcTimeoutMs'>
 
 const builtIns: BuiltIn[] = [
   {
@@ -50,6 +59,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x5C69bEe701ef814a2B6a3EDD4B1652CB9cc5aA6f'],
     fallbackFinalityDepth: 64,
     pollingIntervalMs: 4000,
+    maxHeadAgeSeconds: 120,
   },
   {
     name: 'bsc',
@@ -67,6 +77,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0xcA143Ce32Fe78f1f7019d7d551a6402fC5350c73'],
     fallbackFinalityDepth: 15,
     pollingIntervalMs: 1500,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'polygon',
@@ -84,6 +95,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x5757371414417b8C6CAad45bAeF941aBc7d3Ab32'],
     fallbackFinalityDepth: 128,
     pollingIntervalMs: 2000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'arbitrum',
@@ -97,6 +109,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0xf1D7CC64Fb4452F05c498126312eBE29f30Fbcf9'],
     fallbackFinalityDepth: 240,
     pollingIntervalMs: 1000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'optimism',
@@ -110,6 +123,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x0c3c1c532F1e39EdF36BE9Fe0bE1410313E074Bf'],
     fallbackFinalityDepth: 120,
     pollingIntervalMs: 2000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'base',
@@ -123,6 +137,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x8909Dc15e40173Ff4699343b6eB8132c65e18eC6'],
     fallbackFinalityDepth: 120,
     pollingIntervalMs: 2000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'avalanche',
@@ -136,6 +151,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x9Ad6C38BE94206cA50bb0d90783181662f0Cfa10'],
     fallbackFinalityDepth: 1,
     pollingIntervalMs: 2000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'gnosis',
@@ -149,6 +165,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0xA818b4F111Ccac7AA31D0BCc0806d64F2E0737D7'],
     fallbackFinalityDepth: 20,
     pollingIntervalMs: 5000,
+    maxHeadAgeSeconds: 90,
   },
   {
     name: 'fantom',
@@ -162,6 +179,7 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: ['0x152eE697f2E276fA89E96742e9bB9aB1F2E61bE3'],
     fallbackFinalityDepth: 5,
     pollingIntervalMs: 1000,
+    maxHeadAgeSeconds: 60,
   },
   {
     name: 'worldchain',
@@ -175,12 +193,19 @@ const builtIns: BuiltIn[] = [
     uniswapV2Factories: [],
     fallbackFinalityDepth: 120,
     pollingIntervalMs: 2000,
+    maxHeadAgeSeconds: 60,
   },
 ]
 
-/** The known chains with their built-in values; RPC URLs come from configuration. */
+/**
+ * The known chains with their built-in values; RPC URLs come from configuration. `maxHeadAgeSeconds`
+ * is several block times (at least a minute): a head older than that means the providers stopped.
+ */
 export function builtInChains(): Record<string, ChainConfig> {
   return Object.fromEntries(
-    builtIns.map((chain) => [chain.name, { ...chain, rpc: [], tokens: [], uniswapV3Pools: [], finalityDepth: null, rpcTimeoutMs: 10_000 }]),
+    builtIns.map((chain) => [
+      chain.name,
+      { ...chain, rpc: [], rpcRps: [], quorum: 1, tokens: [], uniswapV3Pools: [], finalityDepth: null, rpcTimeoutMs: 10_000 },
+    ]),
   )
 }

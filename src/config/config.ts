@@ -39,6 +39,8 @@ export interface Config {
   priceCacheMs: number
   /** Name the statements run often on PostgreSQL (off behind a pooler that cannot keep them). */
   preparedStatements: boolean
+  /** Embedded database only: PostgreSQL's shared_buffers inside PGlite, in MB (its default, 128, costs ~120 MB of RSS). */
+  embeddedSharedBuffersMb: number
   /** Open `/cable` WebSockets one node accepts; more are refused with a 503 (each one holds memory). */
   cableMaxConnections: number
   /** Open `/cable` WebSockets one client address (an IPv6 /64) may hold on a node; more are refused with a 429. */
@@ -133,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
+    embeddedSharedBuffersMb: int('PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB', 'embeddedSharedBuffersMb', 32, 1, 4096),
     cableMaxConnections: int('PAYWATCH_CABLE_MAX_CONNECTIONS', 'cableMaxConnections', 10_000, 1, 1_000_000),
     cableMaxConnectionsPerAddress: int('PAYWATCH_CABLE_MAX_CONNECTIONS_PER_ADDRESS', 'cableMaxConnectionsPerAddress', 100, 1, 1_000_000),
     cableConnectBurst: int('PAYWATCH_CABLE_CONNECT_BURST', 'cableConnectBurst', 100, 1, 1_000_000),

@@ -34,6 +34,11 @@ export interface MinedTransaction {
   blockNumber: bigint
   blockHash: string
   transfers: Transfer[]
+  /**
+   * The transaction may have moved native value in internal calls, but no trace of them could be
+   * read (no provider offers one): `transfers` may miss value, so a failure resting on them is unproven.
+   */
+  internalValueUnknown?: boolean
 }
 
 /** Where the chain stands, for confirmations and finality. */

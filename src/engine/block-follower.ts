@@ -5,6 +5,7 @@ import type { Db } from '../store/database.ts'
 import type { BlockHeader, BlockWindow, WindowBlock } from '../domain/block-window.ts'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
+import { NoProviderError } from '../chain/failover-transport.ts'
 import { createFinality } from '../chain/finality.ts'
 import { createLookahead } from './block-lookahead.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
@@ -52,6 +53,12 @@ export interface FollowerDeps {
   pruneSlack?: number
   /** The lease this node follows the chain under: progress is written only while it holds. */
   fence?: WriteFence
+  /**
+   * Checks the providers' identity again (see chain-identity.ts) before a reorg is walked back: a
+   * "reorg" may be a provider that now serves another chain (a development node restarted under
+   * the same URL), whose blocks must never replace the stored ones. False: no provider serves the chain.
+   */
+  verifyIdentity?: () => Promise<boolean>
 }
 
 /**
@@ -90,6 +97,13 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   /** `from` is canonical but does not extend the window: find the newest block both agree on. */
   const reorg = async (win: BlockWindow, from: BlockHeader) => {
+    if (deps.verifyIdentity) {
+      const serving = await deps.verifyIdentity()
+      if (!serving) throw new NoProviderError()
+      // A provider refused now may have shown this "reorg": read the chain again from the others.
+      const still = await reader.header(from.number)
+      if (!still || still.hash !== from.hash) throw new RetryableChainError('the providers changed during the sync; syncing again')
+    }
     let ancestor = await findCommonAncestor(reader, win, from)
     if (ancestor === undefined) {
       // Deeper than every block kept (below finality): start over from the oldest block we had.

@@ -12,6 +12,9 @@ import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import type { FastPathDeps } from './fast-path.ts'
 import type { LeaderLock } from './leader-lock.ts'
+import { createIdentityCheck } from './chain-identity.ts'
+import { createEvidenceQuorum } from './evidence-quorum.ts'
+import { createProviderMonitor, type ProviderMonitor } from './provider-monitor.ts'
 import { createSuccessWatcher } from './success-watch.ts'
 import { createVerdicts } from './verdicts.ts'
 
@@ -22,6 +25,8 @@ export interface ChainContext {
   runner: ChainRunner
   lock: LeaderLock
   fastPath: FastPathDeps
+  /** Heads, capabilities and identity of the chain's providers, probed in the background. */
+  monitor: ProviderMonitor
 }
 
 export interface ChainContextDeps {
@@ -34,6 +39,8 @@ export interface ChainContextDeps {
   /** The chain's leadership (made by the lease channel, which knows the database). */
   lock: LeaderLock
   onBlockProcessed?: (info: BlockProcessed) => void
+  /** Pause between two probes of every provider (heads, identity). */
+  providerProbeMs?: number
 }
 
 /**
@@ -53,6 +60,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
+    quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, logger }) : undefined,
   })
   // The runner is made last (it needs the processor): until then nothing is held.
   let runner: ChainRunner | undefined
@@ -80,13 +88,21 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     holds,
     onBlockProcessed: deps.onBlockProcessed,
   })
-  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle })
+  const identity = createIdentityCheck({ handle, db, clock, logger })
+  const monitor = createProviderMonitor({
+    handle,
+    identity,
+    logger,
+    intervalMs: deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000),
+  })
+  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle, verifyIdentity: () => identity.verify() })
   runner = current
   return {
     handle,
     reader,
     runner: current,
     lock,
+    monitor,
     fastPath: {
       chain: chain.name,
       reader,

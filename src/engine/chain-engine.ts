@@ -29,6 +29,8 @@ export interface ChainEngineOptions extends LeaseChannelOptions {
   fastPathConcurrency?: number
   /** Told after each processed block (benchmarks, diagnostics). */
   onBlockProcessed?: (info: BlockProcessed) => void
+  /** Pause between two probes of every provider (heads, identity); default max(polling interval, 5 s). */
+  providerProbeMs?: number
 }
 
 export interface ChainEngine {
@@ -42,6 +44,8 @@ export interface ChainEngine {
   /** Runs the fast-path check of a tracking now and waits for it (tests). */
   check(tracking: Tracking): Promise<void>
   runner(chain: string): ChainRunner | undefined
+  /** Probes every chain's providers now: heads, capabilities, identity (tests). */
+  probeProviders(): Promise<void>
 }
 
 /**
@@ -78,6 +82,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
         metrics,
         lock: leases.lockFor(handle.config.name),
         onBlockProcessed: options.onBlockProcessed,
+        providerProbeMs: options.providerProbeMs,
       }),
     )
   }
@@ -115,7 +120,10 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       )
       deps.events.on('tracked', onTracked)
       await leases.start()
-      for (const context of contexts.values()) context.runner.start()
+      for (const context of contexts.values()) {
+        context.monitor.start()
+        context.runner.start()
+      }
       const interval = options.sweepIntervalMs ?? Math.min(60_000, common.config.trackingTimeoutSec * 100)
       const sweepNow = () => void sweep().catch((error: unknown) => logger.warn({ err: error }, 'time-out sweep failed'))
       sweepNow()
@@ -126,6 +134,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       checks.halt()
       deps.events.off('tracked', onTracked)
       clearInterval(sweeper)
+      for (const context of contexts.values()) context.monitor.stop()
       await Promise.all([...contexts.values()].map((context) => context.runner.stop()))
       await checks.settle()
       await leases.stop()
@@ -137,5 +146,8 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     },
     check: (tracking) => checks.check(tracking),
     runner: (chain) => contexts.get(chain)?.runner,
+    async probeProviders() {
+      await Promise.all([...contexts.values()].map((context) => context.monitor.round()))
+    },
   }
 }

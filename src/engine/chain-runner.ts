@@ -40,6 +40,11 @@ export interface ChainRunnerDeps {
   backstopMs?: number
   /** Jitter source of the pauses after failures (tests pass a fixed one). */
   random?: () => number
+  /**
+   * Checks that the providers serve the chain the stored progress belongs to (chain-identity.ts):
+   * false when every one was refused; throws while none could be asked.
+   */
+  verifyIdentity: () => Promise<boolean>
 }
 
 /**
@@ -70,13 +75,12 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     const backoff = createBackoff(backoffPolicies.chainSync, deps.random)
     while (!signal.aborted) {
       try {
-        const actual = await deps.reader.chainId()
-        if (actual === chain.chainId) return true
-        log.error({ expected: chain.chainId, actual }, 'RPC serves another network: chain not followed')
+        if (await deps.verifyIdentity()) return true
+        log.error('no RPC provider serves this chain: chain not followed')
         return false
       } catch (error) {
         const retryInMs = backoff.next()
-        log.warn({ ...rpcFailureFields(error), retryInMs }, 'could not read eth_chainId; retrying')
+        log.warn({ ...rpcFailureFields(error), retryInMs }, 'could not check the chain identity; retrying')
         await pause(retryInMs, signal)
       }
     }
@@ -91,6 +95,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       logger,
       fence,
       sink: (event) => exclusive(() => deps.sink(event, fence)),
+      verifyIdentity: deps.verifyIdentity,
     })
     follower = current
     const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })

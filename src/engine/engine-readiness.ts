@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.ts'
 import type { ChainReadiness } from '../common/readiness.ts'
 import type { ChainContext } from './chain-context.ts'
+import { withProviders } from './chain-health.ts'
 
 /**
  * Readiness of every tracked chain: from its follower while this node follows it (ready while the
@@ -19,15 +20,15 @@ export async function chainsReadiness(
   const nowSeconds = clock().getTime() / 1000
   return all.map(({ handle, runner }): ChainReadiness => {
     const name = handle.config.name
-    if (runner.status === 'disabled') return { name, ok: false, error: 'the RPC serves another network' }
+    if (runner.status === 'disabled') return withProviders(handle, { name, ok: false, error: 'the RPC serves another network' })
     const state = runner.follower?.state
-    if (!state?.head) return probed.get(name) ?? { name, ok: false, error: 'not probed' }
-    return {
+    if (!state?.head) return withProviders(handle, probed.get(name) ?? { name, ok: false, error: 'not probed' })
+    return withProviders(handle, {
       name,
       ok: state.lastError === undefined,
       head: state.head.number.toString(),
       headAgeSeconds: Math.max(0, Math.round(nowSeconds - Number(state.head.timestamp))),
       ...(state.lastError ? { error: state.lastError } : {}),
-    }
+    })
   })
 }

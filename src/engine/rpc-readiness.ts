@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.ts'
 import type { ChainReadiness } from '../common/readiness.ts'
 import type { ChainRegistry } from '../chain/registry.ts'
+import { withProviders } from './chain-health.ts'
 
 const TIMEOUT_MS = 3_000
 const CACHE_MS = 2_000
@@ -17,16 +18,17 @@ export function createRpcReadiness(chains: ChainRegistry, clock: Clock): () => P
 
 async function probe(chains: ChainRegistry, clock: Clock): Promise<ChainReadiness[]> {
   return Promise.all(
-    chains.all().map(async ({ config, client }): Promise<ChainReadiness> => {
+    chains.all().map(async (handle): Promise<ChainReadiness> => {
+      const { config, client } = handle
       try {
         const block = await Promise.race([
           client.getBlock({ blockTag: 'latest' }),
           new Promise<never>((_, reject) => setTimeout(() => reject(new Error('RPC timed out')), TIMEOUT_MS).unref()),
         ])
         const age = Math.max(0, Math.round(clock().getTime() / 1000 - Number(block.timestamp)))
-        return { name: config.name, ok: true, head: block.number.toString(), headAgeSeconds: age }
+        return withProviders(handle, { name: config.name, ok: true, head: block.number.toString(), headAgeSeconds: age })
       } catch (error) {
-        return { name: config.name, ok: false, error: (error as Error).message.split('\n')[0] }
+        return withProviders(handle, { name: config.name, ok: false, error: (error as Error).message.split('\n')[0] })
       }
     }),
   )

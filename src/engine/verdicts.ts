@@ -8,6 +8,7 @@ import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { deleteMatches, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
+import { judgedOf, type EvidenceQuorum } from './evidence-quorum.ts'
 
 export interface VerdictDeps {
   chain: string
@@ -21,6 +22,8 @@ export interface VerdictDeps {
    * write (the window may be a block behind the RPC, or the RPC may have failed over).
    */
   isCanonical(number: bigint, hash: string): Promise<boolean>
+  /** Checks a would-be final verdict's evidence with `quorum` providers (evidence-quorum.ts); absent: quorum 1. */
+  quorum?: EvidenceQuorum
 }
 
 export interface Verdicts {
@@ -76,13 +79,49 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     return answer
   }
 
+  /** Trackings whose unprovable failure was logged already (once per tracking). */
+  const unprovenLogged = new Set<string>()
+
   /** Success and failed alike: written only while the block the verdict rests on is canonical. */
-  const complete = async (tracking: Tracking, completion: Completion, match: TrackingMatch | null, stored: boolean, fence?: WriteFence) => {
+  const complete = async (
+    tracking: Tracking,
+    expectation: Expectation,
+    completion: Completion,
+    match: TrackingMatch | null,
+    stored: boolean,
+    fence?: WriteFence,
+  ) => {
     const log = deps.logger.child({ chain: deps.chain, tracking: tracking.id, block: match?.blockNumber })
     if (!match) {
       // Every verdict rests on a mined transaction: without its block there is nothing to re-check.
       log.warn({ status: completion.status }, 'verdict without the block it rests on: not completing')
       return
+    }
+    if (completion.status === 'failed' && judgedOf(match)?.internalValueUnknown) {
+      // A native payment through a contract, and no provider offers a trace of its internal calls:
+      // the value may have reached the receiver there. Missing evidence never fails a payment.
+      if (!unprovenLogged.has(tracking.id)) {
+        unprovenLogged.add(tracking.id)
+        log.warn(
+          { transaction: match.transaction, reason: completion.failedReason },
+          'native value moved by internal calls cannot be read (no provider offers a trace): the payment stays pending',
+        )
+      }
+      if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
+      return
+    }
+    if (deps.quorum) {
+      const checked = await deps.quorum.confirm(expectation, match)
+      if (checked.outcome === 'corrected') {
+        // Judged again from the agreed evidence on the next block.
+        await saveMatch(deps.db, checked.match, deps.clock(), fence)
+        return
+      }
+      if (checked.outcome === 'undecided') {
+        log.info({ status: completion.status, answers: checked.answers }, 'no quorum of providers on the evidence yet: not completing')
+        if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
+        return
+      }
     }
     if (!(await isCanonical(match.blockNumber, match.blockHash))) {
       // The block was reorganized away after the window last saw it: the follower will notice
@@ -92,6 +131,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     }
     const done = await completeTracking(deps.db, tracking.id, completion, deps.clock(), fence)
     published.delete(tracking.id)
+    unprovenLogged.delete(tracking.id)
     if (stored) await deleteMatches(deps.db, [tracking.id], fence)
     if (!done) return
     deps.metrics.completed(deps.chain, done.status, done.failedReason)
@@ -132,6 +172,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
               : undefined
           return complete(
             tracking,
+            expectation,
             { status: 'success', transaction: transaction ?? judgement.transaction, inclusion },
             match,
             stored,
@@ -139,7 +180,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           )
         }
         case 'failed':
-          return complete(tracking, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored, fence)
+          return complete(tracking, expectation, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored, fence)
       }
     },
   }

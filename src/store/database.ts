@@ -29,6 +29,12 @@ export interface DatabaseOptions {
   fresh?: boolean
   /** Sees the SQL of every query (tests count them). */
   onQuery?: (sql: string) => void
+  /**
+   * Embedded only: PostgreSQL's shared_buffers in MB (default 32). PGlite keeps them in its
+   * WebAssembly memory, which never shrinks: its own default (128 MB) is most of the embedded
+   * service's RSS beyond the compiled engine.
+   */
+  embeddedSharedBuffersMb?: number
 }
 
 /**
@@ -73,7 +79,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   let pglite: PGlite
   try {
-    pglite = await PGlite.create(dataPath)
+    pglite = await PGlite.create(dataPath, {
+      postgresqlconf: [`shared_buffers = ${options.embeddedSharedBuffersMb ?? 32}MB`],
+    })
   } catch (error) {
     lock?.release()
     throw error

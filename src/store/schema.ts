@@ -162,6 +162,15 @@ export interface ChainBlocksTable {
   timestamp: ColumnType<string, string | bigint, string | bigint>
 }
 
+/** Migration 0012: the chain the stored progress of `chain` belongs to (chain id, hash of an early block). */
+export interface ChainIdentitiesTable {
+  chain: string
+  chain_id: ColumnType<string, string | bigint | number, string | bigint | number>
+  block_number: ColumnType<string, string | bigint, string | bigint>
+  block_hash: string
+  recorded_at: Timestamp
+}
+
 /** Migration 0010: who follows a chain, until when, and the fencing token of that lead. */
 export interface ChainLeasesTable {
   chain: string
@@ -243,6 +252,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable
   chain_blocks: ChainBlocksTable
   chain_leases: ChainLeasesTable
+  chain_identities: ChainIdentitiesTable
   tracking_matches: TrackingMatchesTable
   success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable

@@ -6,6 +6,7 @@ import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts'
 import { getAddress, type Address } from 'viem'
 import { createAssetsReader } from '../../src/chain/assets-reader.ts'
 import { ChainUnavailableError } from '../../src/chain/errors.ts'
+import { ProviderPool } from '../../src/chain/provider-pool.ts'
 import { createRpcClient } from '../../src/chain/rpc-client.ts'
 import {
   MULTICALL3_ADDRESS,
@@ -155,7 +156,19 @@ test('an unreachable RPC is a 503 CHAIN_UNAVAILABLE', async () => {
 const readerOn = (multicall3: Address | null) => {
   const config = { ...service.config.chains.ethereum!, multicall3 }
   return {
-    chain: { config, client: createRpcClient(config), decimalsOf: async () => 18 },
+    chain: {
+      config,
+      client: createRpcClient(config),
+      pool: new ProviderPool({
+        chain: 'ethereum',
+        urls: config.rpc,
+        rps: config.rpcRps,
+        clock: () => new Date(),
+        logger: pino({ level: 'silent' }),
+      }),
+      providerClients: [],
+      decimalsOf: async () => 18,
+    },
     reader: createAssetsReader(pino({ level: 'silent' })),
   }
 }

@@ -237,12 +237,40 @@ describe('config file', () => {
     ['a chain address invalid', { chains: { ethereum: { tokens: ['0x12'] } } }, 'chains.ethereum'],
     ['a chain number invalid', { chains: { ethereum: { chainId: -1 } } }, 'chains.ethereum'],
     ['an unknown chain field', { chains: { ethereum: { rpcs: ['http://a.example'] } } }, 'chains.ethereum.rpcs'],
+    ['an rpc object without url', { chains: { ethereum: { rpc: [{ rps: 5 }] } } }, 'chains.ethereum.rpc'],
+    ['an rpc rps not positive', { chains: { ethereum: { rpc: [{ url: 'http://a.example', rps: 0 }] } } }, 'chains.ethereum.rpc'],
+    ['an rpc object with another field', { chains: { ethereum: { rpc: [{ url: 'http://a.example', key: 1 }] } } }, 'chains.ethereum.rpc'],
+    ['a quorum of 0', { chains: { ethereum: { quorum: 0 } } }, 'chains.ethereum.quorum'],
+    ['a maxHeadAgeSeconds not a number', { chains: { ethereum: { maxHeadAgeSeconds: 'x' } } }, 'chains.ethereum.maxHeadAgeSeconds'],
     // Not taken for a built-in chain because every object has such a property.
     ['a new chain named like an object property', { chains: { constructor: { rpc: ['http://a.example'] } } }, 'chains.constructor'],
   ]
   for (const [name, content, variable] of bad) {
     test(`refused: ${name}`, () => assertRefused({ PAYWATCH_CONFIG: configFile(content) }, variable))
   }
+})
+
+describe('chain providers', () => {
+  test('rpc items are URLs or {url, rps}; quorum and maxHeadAgeSeconds are read; built-in ages apply', () => {
+    const config = loadConfig({
+      PAYWATCH_CONFIG: configFile({
+        chains: {
+          ethereum: { rpc: ['http://a.example', { url: 'http://b.example/key', rps: 25 }], quorum: 2, maxHeadAgeSeconds: null },
+        },
+      }),
+    })
+    const ethereum = config.chains.ethereum!
+    assert.deepEqual(ethereum.rpc, ['http://a.example', 'http://b.example/key'])
+    assert.deepEqual(ethereum.rpcRps, [null, 25])
+    assert.equal(ethereum.quorum, 2)
+    assert.equal(ethereum.maxHeadAgeSeconds, null)
+    assert.equal(config.chains.bsc!.quorum, 1)
+    assert.equal(config.chains.bsc!.maxHeadAgeSeconds, 60)
+    assert.equal(loadConfig({}).chains.ethereum!.maxHeadAgeSeconds, 120)
+    // The environment stays comma-separated URLs, without a budget.
+    const fromEnv = loadConfig({ PAYWATCH_RPC_BSC: 'https://a.example,https://b.example' }).chains.bsc!
+    assert.deepEqual(fromEnv.rpcRps, [null, null])
+  })
 })
 
 describe('admin token', () => {

@@ -61,7 +61,17 @@ test('an RPC unreachable at start is checked before following: another network d
   assert.equal(service.engine.runner('ethereum')!.follower, undefined, 'never followed')
   const ready = await service.app.inject({ method: 'GET', url: '/readyz' })
   assert.equal(ready.statusCode, 503)
-  assert.deepEqual(ready.json().chains, [{ name: 'ethereum', ok: false, error: 'the RPC serves another network' }])
+  const [chain, ...others] = ready.json().chains
+  assert.deepEqual(others, [])
+  assert.deepEqual(
+    { name: chain.name, ok: chain.ok, error: chain.error },
+    { name: 'ethereum', ok: false, error: 'the RPC serves another network' },
+  )
+  assert.deepEqual(
+    chain.providers.map((p: { url: string; state: string }) => [p.url, p.state]),
+    [[proxy.url, 'refused']],
+    'the provider is listed as refused',
+  )
 })
 
 test('failures are told apart: a node refusing is not a node failing', () => {

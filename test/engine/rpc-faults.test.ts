@@ -7,7 +7,7 @@ import { parseEther, type Address } from 'viem'
 import { deployToken, mine, mintToken, sendNative, startAnvil, transferToken, type Anvil } from '../support/index.ts'
 import { startFaultyRpcProxy, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, lower, startEngineService, waitForFinal } from './support.ts'
+import { createPayment, freshAddress, lower, startEngineService, waitFor, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let proxies: FaultyRpcProxy[]
@@ -23,6 +23,9 @@ before(async () => {
   proxies = await Promise.all([1, 2].map((seed) => startFaultyRpcProxy(anvil.rpcUrl, { seed, hangMs: 1_000 })))
   service = await startEngineService(anvil, { chain: { rpc: proxies.map((p) => p.url), rpcTimeoutMs: 250 } })
   ;({ apiKey } = await service.newAccount())
+  // Following before the faults start: a follower starts at the head, and blocks mined before it
+  // began are not its to read (trackings created before are checked by the fast path).
+  await waitFor('the follower at the head', async () => (service.engine.runner('ethereum')?.follower?.state.head ? true : undefined))
   for (const proxy of proxies) proxy.setRates({ error: 0.2, hang: 0.07, drop: 0.06 })
 })
 after(async () => {
@@ -86,4 +89,12 @@ test('every payment is judged correctly through failing RPCs', async () => {
     0,
   )
   assert.ok(errors >= injected / 2, `RPC errors are counted (${errors})`)
+  // Per provider as well: each proxy's failures are its own.
+  for (const proxy of proxies) {
+    const label = proxy.url.replace(/[.:/]/g, '\\$&')
+    const counted = Number(
+      new RegExp(`paywatch_rpc_provider_errors_total\\{chain="ethereum",provider="${label}"\\} (\\d+)`).exec(metrics)?.[1],
+    )
+    assert.ok(counted >= 1, `${proxy.url}: errors counted per provider (${counted})`)
+  }
 })

@@ -62,6 +62,7 @@ test('a sync that advanced resets the backoff and keeps its blocks; one without 
     logger,
     sink: async () => {},
     random: () => 0.5,
+    verifyIdentity: async () => (await reader.chainId()) === chain.chainId,
   })
   runner.start()
   const processed = () => runner!.follower?.state.head?.number

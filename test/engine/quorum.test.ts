@@ -1,0 +1,101 @@
+// Quorum 2 of 3: one provider lies about a transaction (the fastest one, so that its answer is the
+// one judged first). A fabricated payment is never a success and a hidden real payment is never a
+// failure: the other two providers' agreed evidence decides, the liar is counted in
+// paywatch_rpc_disagreements_total and sits out.
+import assert from 'node:assert/strict'
+import { after, test } from 'node:test'
+import { parseEther, type Address } from 'viem'
+import { mine, sendNative, startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
+import { startFaultyRpcProxy, type AnswerRewrite, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
+import type { TestService } from '../support/service.ts'
+import { createPayment, freshAddress, readPayment, startEngineService } from './support.ts'
+
+const cleanup: (() => Promise<void>)[] = []
+after(async () => {
+  for (const step of cleanup.reverse()) await step()
+})
+
+/** Three providers over one node; the first answers at once, the other two a little later. */
+async function setUp(): Promise<{ anvil: Anvil; proxies: FaultyRpcProxy[]; service: TestService; apiKey: string }> {
+  const anvil = await startAnvil()
+  cleanup.push(() => anvil.stop())
+  const proxies = await Promise.all([1, 2, 3].map((seed) => startFaultyRpcProxy(anvil.rpcUrl, { seed })))
+  for (const proxy of proxies) cleanup.push(() => proxy.close())
+  proxies[1]!.setDelay(15)
+  proxies[2]!.setDelay(15)
+  const service = await startEngineService(anvil, { chain: { rpc: proxies.map((p) => p.url), quorum: 2 } })
+  cleanup.push(() => service.close())
+  const { apiKey } = await service.newAccount()
+  return { anvil, proxies, service, apiKey }
+}
+
+/** Rewrites the transaction of (`from`, `nonce`) wherever it appears as if it had been sent to `to`. */
+function redirect(from: Address, nonce: number, to: Address): AnswerRewrite {
+  const fix = (tx: unknown) => {
+    const t = tx as { from?: string; nonce?: string; to?: string } | null
+    if (t && typeof t === 'object' && t.from?.toLowerCase() === from.toLowerCase() && Number(t.nonce) === nonce) t.to = to.toLowerCase()
+  }
+  return (_call, result) => {
+    fix(result)
+    for (const tx of (result as { transactions?: unknown[] } | null)?.transactions ?? []) fix(tx)
+    return result
+  }
+}
+
+/** Mines a block at a time until the payment is final (each block re-judges the stored match). */
+async function mineUntilFinal(anvil: Anvil, service: TestService, apiKey: string, secretId: string) {
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    const record = await readPayment(service, apiKey, secretId)
+    if (record.status !== 'pending') return record
+    assert.ok(Date.now() < deadline, 'timed out waiting for the verdict')
+    await mine(anvil, 1)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const disagreements = async (service: TestService, proxy: FaultyRpcProxy): Promise<number> => {
+  const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
+  const label = proxy.url.replace(/[.:/]/g, '\\$&')
+  return Number(new RegExp(`paywatch_rpc_disagreements_total\\{chain="ethereum",provider="${label}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
+}
+
+async function pay(anvil: Anvil, from: AnvilAccount, to: Address) {
+  return sendNative(anvil, from, to, parseEther('1'))
+}
+
+test('a receipt fabricated by one provider does not make a success', async () => {
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const [liar, honestA, honestB] = proxies as [FaultyRpcProxy, FaultyRpcProxy, FaultyRpcProxy]
+  const alice = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const nonce = await anvil.publicClient.getTransactionCount({ address: alice.address })
+  liar.setRewrite(redirect(alice.address, nonce, receiver))
+  const { request } = await createPayment(service, apiKey, anvil, alice, { receiver, amount: '1' })
+  // The payment goes elsewhere; the liar says it reached the receiver.
+  await pay(anvil, alice, freshAddress())
+  const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
+  assert.deepEqual([record.status, record.failed_reason], ['failed', 'RECEIVER_MISMATCH'])
+  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  assert.equal(await disagreements(service, honestA), 0)
+  assert.equal(await disagreements(service, honestB), 0)
+  const ready = (await service.app.inject({ method: 'GET', url: '/readyz' })).json()
+  assert.equal(ready.chains[0].providers[0].state, 'sitting-out')
+})
+
+test('a real payment hidden by one provider does not make a failure', async () => {
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const [liar, honestA, honestB] = proxies as [FaultyRpcProxy, FaultyRpcProxy, FaultyRpcProxy]
+  const bob = anvil.accounts[2]!
+  const receiver = freshAddress()
+  const nonce = await anvil.publicClient.getTransactionCount({ address: bob.address })
+  liar.setRewrite(redirect(bob.address, nonce, freshAddress()))
+  const { request } = await createPayment(service, apiKey, anvil, bob, { receiver, amount: '1' })
+  const paid = await pay(anvil, bob, receiver)
+  const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
+  assert.equal(record.status, 'success')
+  assert.equal(record.transaction, paid.transactionHash.toLowerCase())
+  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  assert.equal(await disagreements(service, honestA), 0)
+  assert.equal(await disagreements(service, honestB), 0)
+})
