@@ -34,6 +34,13 @@ export interface Provider {
 
 /** Failures in a row that make a provider `failing`. */
 const FAILING_AFTER = 3
+/**
+ * How old a provider's last shown head may be before its distance to the best head counts as lag by
+ * itself. Heads are shown at different moments (one provider pushes newHeads, another is probed every
+ * few seconds), so a head is compared with the best head of the moment it was shown; only a head that
+ * has not been shown again for this long is compared with the best head of now.
+ */
+const HEAD_FRESH_MS = 15_000
 /** How long a provider that contradicted the others is asked last. */
 export const SIT_OUT_MS = 60_000
 /** Weight of the newest request in the latency and error averages. */
@@ -67,6 +74,9 @@ export class ProviderPool {
     notBefore: number
     waitUntil: number
     sitOutUntil: number
+    /** When its head was last shown, and how far behind the best head it was then. */
+    headNotedAt: number
+    lagWhenNoted: bigint
   }[]
   readonly #buckets: { rps: number | null; tokens: number; at: number }[]
   readonly #states: ProviderState[]
@@ -85,7 +95,16 @@ export class ProviderPool {
       capabilities: new Set(),
       refused: undefined,
     }))
-    this.#stats = deps.urls.map(() => ({ latencyMs: 0, errorRate: 0, failuresInRow: 0, notBefore: 0, waitUntil: 0, sitOutUntil: 0 }))
+    this.#stats = deps.urls.map(() => ({
+      latencyMs: 0,
+      errorRate: 0,
+      failuresInRow: 0,
+      notBefore: 0,
+      waitUntil: 0,
+      sitOutUntil: 0,
+      headNotedAt: 0,
+      lagWhenNoted: 0n,
+    }))
     this.#buckets = deps.urls.map((_, i) => ({ rps: deps.rps[i] ?? null, tokens: deps.rps[i] ?? 0, at: 0 }))
     this.#states = deps.urls.map(() => 'unknown')
   }
@@ -116,8 +135,7 @@ export class ProviderPool {
     const best = this.bestHead()
     const score = (i: number) => {
       const s = this.#stats[i]!
-      const head = this.providers[i]!.head
-      const lagging = best !== undefined && head !== undefined && best - head > 1n
+      const lagging = this.#lagging(i, best, at)
       const penalty = s.sitOutUntil > at || s.notBefore > at || s.failuresInRow >= FAILING_AFTER ? 1e9 : lagging ? 1e6 : 0
       return penalty + (s.latencyMs + 1) * (1 + 10 * s.errorRate)
     }
@@ -189,6 +207,10 @@ export class ProviderPool {
   noteHead(i: number, head: bigint): void {
     const p = this.providers[i]!
     if (p.head === undefined || head > p.head) p.head = head
+    const s = this.#stats[i]!
+    const best = this.bestHead()!
+    s.headNotedAt = this.#now()
+    s.lagWhenNoted = best - p.head
     this.refresh()
   }
 
@@ -243,7 +265,15 @@ export class ProviderPool {
     if (s.failuresInRow >= FAILING_AFTER) return 'failing'
     const best = this.bestHead()
     if (p.head === undefined || best === undefined) return 'unknown'
-    return best - p.head > 1n ? 'lagging' : 'ok'
+    return this.#lagging(i, best, at) ? 'lagging' : 'ok'
+  }
+
+  /** More than one block behind the best head: when its head was shown, or now if that is long ago. */
+  #lagging(i: number, best: bigint | undefined, at: number): boolean {
+    const head = this.providers[i]!.head
+    if (best === undefined || head === undefined || best - head <= 1n) return false
+    const s = this.#stats[i]!
+    return s.lagWhenNoted > 1n || at - s.headNotedAt > HEAD_FRESH_MS
   }
 
   /** Recomputes every provider's state: one log line per change, and the head-lag gauge. */
