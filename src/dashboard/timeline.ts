@@ -101,7 +101,13 @@ export function timeline(
       steps.push({ at: delivery.finished_at, rank: 6, kind: 'dead', what: html`Callback given up after ${delivery.attempts} attempts` })
   }
   if (tracking.release)
-    steps.push({ at: null, untimed: 'released (time not recorded)', rank: 7, kind: 'released', what: html`The waiting user was released` })
+    steps.push({
+      at: tracking.releasedAt ?? null,
+      untimed: 'released (time not recorded)',
+      rank: 7,
+      kind: 'released',
+      what: html`The waiting user was released`,
+    })
   // Steps without a time (the current confirmations, the release) come after the timed ones.
   const key = (step: Step) => step.at?.getTime() ?? Number.MAX_SAFE_INTEGER
   const ordered = steps.sort((a, b) => key(a) - key(b) || a.rank - b.rank)

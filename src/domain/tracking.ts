@@ -48,6 +48,8 @@ export interface Tracking {
   failedReason: FailedReason | null
   release: boolean
   confirmedAt: Date | null
+  /** When the waiting user was released (not part of the record; the operator's timeline shows it). */
+  releasedAt?: Date | null
   /**
    * docs/api.md §8: when the paying transaction left the chain after success (null once reconfirmed);
    * `revertedEver` puts `reverted_at` on the record.

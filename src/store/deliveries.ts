@@ -177,7 +177,7 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
     // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
     const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
     const released = releasedNow.map(
-      (row): Tracking => ({ ...claimed.get(row.id)!, release: true, updatedAt: now, forwardTo: row.forwardTo }),
+      (row): Tracking => ({ ...claimed.get(row.id)!, release: true, releasedAt: now, updatedAt: now, forwardTo: row.forwardTo }),
     )
     const releasedIds = new Set(released.map((t) => t.id))
     const forwards = payment.filter(

@@ -18,7 +18,7 @@ export interface ReleaseItem {
 export function releaseStatement<Row>(items: readonly ReleaseItem[], now: Date, returning: RawBuilder<unknown>): RawBuilder<Row> {
   const values = items.map((item) => sql`(${item.id}::text, ${item.forwardTo}::text)`)
   return sql<Row>`
-    UPDATE trackings AS t SET release = true, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
+    UPDATE trackings AS t SET release = true, released_at = ${now}, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
     FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
     WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
     RETURNING ${returning}`

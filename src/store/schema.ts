@@ -98,6 +98,8 @@ export interface TrackingsTable {
   /** The hash the record carried before the engine judged a replacing transaction (migration 0004, kept by a trigger). */
   replaced_transaction: string | null
   confirmed_at: Timestamp | null
+  /** When the waiting user was released (migration 0025). */
+  released_at: Timestamp | null
   /** Migration 0015: the paying transaction left the chain after success (null again once reconfirmed). */
   reverted_at: Timestamp | null
   /** Migration 0015: the record shows `reverted_at` only when this is true. */

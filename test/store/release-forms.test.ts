@@ -49,11 +49,19 @@ async function insertCases(): Promise<{ stored: Tracking[]; items: ReleaseItem[]
 }
 
 /** What a release may change, by case. */
-async function after_(stored: Tracking[]): Promise<Record<string, Pick<Tracking, 'status' | 'release' | 'forwardTo' | 'updatedAt'>>> {
-  const rows: Record<string, Pick<Tracking, 'status' | 'release' | 'forwardTo' | 'updatedAt'>> = {}
+async function after_(
+  stored: Tracking[],
+): Promise<Record<string, Pick<Tracking, 'status' | 'release' | 'forwardTo' | 'updatedAt' | 'releasedAt'>>> {
+  const rows: Record<string, Pick<Tracking, 'status' | 'release' | 'forwardTo' | 'updatedAt' | 'releasedAt'>> = {}
   for (const [i, t] of stored.entries()) {
     const row = (await findTrackingBySecret(database.db, accountId, t.secretId))!
-    rows[cases[i]!.label] = { status: row.status, release: row.release, forwardTo: row.forwardTo, updatedAt: row.updatedAt }
+    rows[cases[i]!.label] = {
+      status: row.status,
+      release: row.release,
+      forwardTo: row.forwardTo,
+      updatedAt: row.updatedAt,
+      releasedAt: row.releasedAt,
+    }
   }
   return rows
 }
@@ -79,8 +87,16 @@ test('releasing one by one and in one batch release the same trackings and leave
   assert.equal(releasedOne['success'], 'https://shop.example/thanks')
   const rowsOne = await after_(single.stored)
   assert.deepEqual(await after_(batch.stored), rowsOne)
-  assert.deepEqual(rowsOne['pending'], { status: 'pending', release: false, forwardTo: 'https://shop.example/thanks', updatedAt: created })
+  assert.deepEqual(rowsOne['pending'], {
+    status: 'pending',
+    release: false,
+    forwardTo: 'https://shop.example/thanks',
+    updatedAt: created,
+    releasedAt: null,
+  })
   assert.equal(rowsOne['success']!.updatedAt.getTime(), now.getTime())
+  // The moment of the release is kept (the operator's timeline shows it).
+  assert.equal(rowsOne['success']!.releasedAt?.getTime(), now.getTime())
 })
 
 test('a release of an unknown, a pending or an already released tracking changes nothing', async () => {
