@@ -36,9 +36,9 @@ export function rowToTracking(row: TrackingRow): Tracking {
     failedReason: row.failed_reason as Tracking['failedReason'],
     release: row.release,
     confirmedAt: row.confirmed_at,
-    releasedAt: row.released_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    ...(row.released_at ? { releasedAt: row.released_at } : {}),
     ...(row.reverted_ever ? { revertedAt: row.reverted_at, revertedEver: true } : {}),
   }
 }

@@ -60,7 +60,7 @@ async function after_(
       release: row.release,
       forwardTo: row.forwardTo,
       updatedAt: row.updatedAt,
-      releasedAt: row.releasedAt,
+      releasedAt: row.releasedAt ?? null,
     }
   }
   return rows
