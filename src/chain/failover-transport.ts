@@ -54,7 +54,12 @@ export function answerKey(method: string, params: unknown): string | undefined {
   // A block counts only with its transactions (a header says nothing about them).
   if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
   if (method === 'eth_getBlockReceipts') return `${method}:${BigInt(first)}`
-  if (method === 'eth_getTransactionByHash' || method === 'eth_getTransactionReceipt' || method === 'debug_traceTransaction')
+  if (
+    method === 'eth_getTransactionByHash' ||
+    method === 'eth_getTransactionReceipt' ||
+    method === 'debug_traceTransaction' ||
+    method === 'trace_transaction'
+  )
     return `${method}:${first.toLowerCase()}`
   return undefined
 }
