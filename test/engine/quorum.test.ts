@@ -8,7 +8,7 @@ import { parseEther, type Address } from 'viem'
 import { mine, sendNative, startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
 import { startFaultyRpcProxy, type AnswerRewrite, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, readPayment, startEngineService } from './support.ts'
+import { createPayment, engineAtHead, freshAddress, readPayment, startEngineService } from './support.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {
@@ -25,6 +25,9 @@ async function setUp(): Promise<{ anvil: Anvil; proxies: FaultyRpcProxy[]; servi
   proxies[2]!.setDelay(15)
   const service = await startEngineService(anvil, { chain: { rpc: proxies.map((p) => p.url), quorum: 2 } })
   cleanup.push(() => service.close())
+  // A follower starts at the head: a payment mined before it follows would be left to the fast path,
+  // which may have looked before it was mined.
+  await engineAtHead(service, anvil)
   const { apiKey } = await service.newAccount()
   return { anvil, proxies, service, apiKey }
 }
