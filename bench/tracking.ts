@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks'
 import { sql, type KyselyPlugin } from 'kysely'
 import type { Counter } from 'prom-client'
 import { encodeFunctionData, type Address, type Hex } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import type { BlockProcessed } from '../src/engine/chain-processor.ts'
 import { createChainEngine } from '../src/engine/chain-engine.ts'
 import type { Tracking } from '../src/domain/tracking.ts'
@@ -72,7 +73,25 @@ try {
       `${PROVIDERS} HTTP provider(s), quorum ${QUORUM}`,
   )
   const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
-  const senders = Array.from({ length: TXS_PER_BLOCK }, fresh)
+  // The senders sign their own transactions (an impersonated transaction's signature is fake, and
+  // the quorum checks the judged transaction's signature).
+  const signers = Array.from({ length: TXS_PER_BLOCK }, () => privateKeyToAccount(generatePrivateKey()))
+  const senders = signers.map((signer) => signer.address)
+  const chainId = await anvil.publicClient.getChainId()
+  const signed = async (i: number, nonce: number, tx: { to: Address; value?: bigint; data?: Hex }) => ({
+    method: 'eth_sendRawTransaction',
+    params: [
+      await signers[i]!.signTransaction({
+        chainId,
+        type: 'eip1559',
+        nonce,
+        gas: tx.data ? 100_000n : 21_000n,
+        maxFeePerGas: 10n ** 11n,
+        maxPriorityFeePerGas: 10n ** 9n,
+        ...tx,
+      }),
+    ],
+  })
   await batch(senders.map((address) => ({ method: 'anvil_setBalance', params: [address, '0x3635c9adc5dea00000'] })))
   const minter = anvil.accounts[0]!.address
   const minterNonce = await anvil.publicClient.getTransactionCount({ address: minter })
@@ -178,25 +197,19 @@ try {
     for (let b = 0; b < BLOCKS_PER_SIZE; b++) {
       const payers = new Set(Array.from({ length: MATCHES_PER_BLOCK }, (_, j) => (b * MATCHES_PER_BLOCK + j * 17) % TXS_PER_BLOCK))
       const receivers = new Map<number, Address>()
-      const calls = senders.map((from, i) => {
-        if (!payers.has(i))
-          return { method: 'eth_sendTransaction', params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }] }
-        const receiver = fresh()
-        receivers.set(i, receiver)
-        return i % 2 === 0
-          ? { method: 'eth_sendTransaction', params: [{ from, to: receiver, value: '0x2386f26fc10000', nonce: `0x${nonce.toString(16)}` }] }
-          : {
-              method: 'eth_sendTransaction',
-              params: [
-                {
-                  from,
-                  to: token,
-                  nonce: `0x${nonce.toString(16)}`,
-                  data: encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [receiver, 1_000_000n] }),
-                },
-              ],
-            }
-      })
+      const calls = await Promise.all(
+        senders.map((_, i) => {
+          if (!payers.has(i)) return signed(i, nonce, { to: fresh(), value: 1n })
+          const receiver = fresh()
+          receivers.set(i, receiver)
+          return i % 2 === 0
+            ? signed(i, nonce, { to: receiver, value: 10n ** 16n })
+            : signed(i, nonce, {
+                to: token,
+                data: encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [receiver, 1_000_000n] }),
+              })
+        }),
+      )
       const hashes = await batch<Hex>(calls)
       // The paying trackings, stored as POST /v2/payments would (no fast path: they are not mined yet).
       const now = new Date()
@@ -253,12 +266,7 @@ try {
     // confirm the last paying blocks' 3-confirmation trackings and are left out.
     const quiet: { rpc: number; queries: number; ms: number }[] = []
     for (let b = 0; b < 12; b++) {
-      await batch(
-        senders.map((from) => ({
-          method: 'eth_sendTransaction',
-          params: [{ from, to: fresh(), value: '0x1', nonce: `0x${nonce.toString(16)}` }],
-        })),
-      )
+      await batch(await Promise.all(senders.map((_, i) => signed(i, nonce, { to: fresh(), value: 1n }))))
       const rpcBefore = await rpcCalls()
       const queriesBefore = queries
       await anvil.rpc('evm_mine')

@@ -54,7 +54,12 @@ export function answerKey(method: string, params: unknown): string | undefined {
   // A block counts only with its transactions (a header says nothing about them).
   if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
   if (method === 'eth_getBlockReceipts') return `${method}:${BigInt(first)}`
-  if (method === 'eth_getTransactionByHash' || method === 'eth_getTransactionReceipt' || method === 'debug_traceTransaction')
+  if (
+    method === 'eth_getTransactionByHash' ||
+    method === 'eth_getTransactionReceipt' ||
+    method === 'debug_traceTransaction' ||
+    method === 'trace_transaction'
+  )
     return `${method}:${first.toLowerCase()}`
   return undefined
 }
@@ -89,6 +94,9 @@ const longestInlineWaitMs = 5_000
  * - `endpoint`: the node failed (network, timeout, HTTP error, rate limit, internal error): cool it down.
  */
 export type FailureKind = 'answer' | 'refused' | 'endpoint'
+
+/** What one endpoint's attempt at a request gave. */
+type Outcome = { kind: 'result'; result: unknown } | { kind: 'null' } | { kind: FailureKind; error: unknown }
 
 export function classifyRpcFailure(error: unknown): FailureKind {
   const code = errorCode(error)
@@ -163,6 +171,30 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
         // Per request: a short jittered pause between passes, so that a flaky provider costs a
         // moment, not the caller's whole batch of work.
         const pauses = createBackoff(retryPolicy, random)
+        /** Asks endpoint `i` and records what its answer says about it. */
+        const send = async (i: number): Promise<Outcome> => {
+          const sent = performance.now()
+          try {
+            const result: unknown = await instances[i]!.request(args as never)
+            health[i] = { failures: 0, coolUntil: 0, notBefore: 0 }
+            const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent }
+            options.onAttempt?.(attempt)
+            pool?.observe(poolIndex(i), attempt)
+            const head = pool ? headShown(args.method, args.params, result) : undefined
+            if (head !== undefined) pool?.noteHead(poolIndex(i), head)
+            const key = pool && result !== null && result !== undefined ? answerKey(args.method, args.params) : undefined
+            if (key !== undefined) pool?.noteAnswer(key, poolIndex(i))
+            if ((result === null || result === undefined) && lookups.has(args.method)) return { kind: 'null' }
+            return { kind: 'result', result }
+          } catch (error) {
+            const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent }
+            options.onAttempt?.(attempt)
+            pool?.observe(poolIndex(i), attempt)
+            const kind = classifyRpcFailure(error)
+            if (kind === 'endpoint') failed(i, error)
+            return { kind, error }
+          }
+        }
         const started = performance.now()
         for (let round = 0; round <= retryRounds; round++) {
           if (round > 0) {
@@ -181,41 +213,53 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
           const block = blockAsked(args.method, args.params)
           const isBehind = (i: number) => block !== undefined && pool !== undefined && pool.behind(poolIndex(i), block)
           const asked = [...candidates.filter((i) => !isBehind(i)), ...candidates.filter(isBehind)]
-          for (const [position, i] of asked.entries()) {
-            // It asked for a longer pause (429 Retry-After) than this request waits: not sent.
-            if (pool && !(await pool.admit(poolIndex(i)))) {
-              onlyRefused = false
-              continue
-            }
-            const sent = performance.now()
-            try {
-              const result: unknown = await instances[i]!.request(args as never)
-              health[i] = { failures: 0, coolUntil: 0, notBefore: 0 }
-              const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: true, durationMs: performance.now() - sent }
-              options.onAttempt?.(attempt)
-              pool?.observe(poolIndex(i), attempt)
-              const head = pool ? headShown(args.method, args.params, result) : undefined
-              if (head !== undefined) pool?.noteHead(poolIndex(i), head)
-              const key = pool && result !== null && result !== undefined ? answerKey(args.method, args.params) : undefined
-              if (key !== undefined) pool?.noteAnswer(key, poolIndex(i))
-              // One node's null is not absence while another may have it.
-              if ((result === null || result === undefined) && lookups.has(args.method) && position < asked.length - 1) {
-                sawNull = true
+          // One provider at a time, in order; a read the provider asked last is slow to answer (past
+          // its hedge delay, its recent p90) is also sent to the next one, and the first good answer wins.
+          const hedging = pool !== undefined && !args.method.startsWith('eth_send')
+          const inflight = new Map<number, Promise<{ i: number; outcome: Outcome }>>()
+          let next = 0
+          const launch = async (): Promise<number | undefined> => {
+            while (next < asked.length) {
+              const i = asked[next++]!
+              // It asked for a longer pause (429 Retry-After) than this request waits: not sent.
+              if (pool && !(await pool.admit(poolIndex(i)))) {
+                onlyRefused = false
                 continue
               }
-              return result
-            } catch (error) {
-              const attempt: RpcAttempt = { method: args.method, endpoint: i, ok: false, error, durationMs: performance.now() - sent }
-              options.onAttempt?.(attempt)
-              pool?.observe(poolIndex(i), attempt)
-              lastError = error
-              const kind = classifyRpcFailure(error)
-              if (kind === 'answer') throw error
-              if (kind === 'endpoint') {
-                onlyRefused = false
-                failed(i, error)
-              }
+              inflight.set(
+                i,
+                send(i).then((outcome) => ({ i, outcome })),
+              )
+              return i
             }
+            return undefined
+          }
+          let newest = await launch()
+          while (inflight.size > 0) {
+            const delay = hedging && newest !== undefined && next < asked.length ? pool!.hedgeDelayMs(poolIndex(newest)) : undefined
+            let timer: NodeJS.Timeout | undefined
+            const slow = new Promise<'slow'>((resolve) => {
+              if (delay !== undefined) timer = setTimeout(() => resolve('slow'), delay)
+            })
+            const first = await Promise.race([...inflight.values(), slow])
+            clearTimeout(timer)
+            if (first === 'slow') {
+              const slowOne = newest!
+              newest = await launch()
+              if (newest !== undefined) pool!.hedged(poolIndex(slowOne))
+              continue
+            }
+            inflight.delete(first.i)
+            const { outcome } = first
+            if (outcome.kind === 'result') return outcome.result
+            if (outcome.kind === 'answer') throw outcome.error
+            // One node's null is not absence while another may have it.
+            if (outcome.kind === 'null') sawNull = true
+            else {
+              lastError = outcome.error
+              if (outcome.kind === 'endpoint') onlyRefused = false
+            }
+            if (inflight.size === 0) newest = await launch()
           }
           // A node answered null and the others failed or refused: that null is the answer for now.
           if (sawNull) return null

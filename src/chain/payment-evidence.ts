@@ -21,6 +21,8 @@ export interface FetchedReceipt {
   blockNumber: bigint
   blockHash: string
   gasUsed: bigint
+  /** The sender as this provider states it (viem's receipt has it): checked against the signed transaction's. */
+  from?: string
   logs: readonly LogLike[]
 }
 
@@ -47,7 +49,15 @@ export interface EvidenceReader {
   fromFetched(tx: FetchedTransaction, receipt: FetchedReceipt, options: ReadOptions): Promise<MinedTransaction>
   /** What this chain's RPC was found to offer for `debug_traceTransaction`. */
   traceSupport(): TraceSupport
+  /**
+   * The transaction fields and the evidence last built from them for `hash` (bounded: recent ones
+   * only), so that the quorum can check those fields locally instead of asking for them again.
+   */
+  seen(hash: string): { tx: FetchedTransaction; mined: MinedTransaction } | undefined
 }
+
+/** How many recently read transactions a reader remembers for `seen` (a few blocks' verdicts). */
+const SEEN_LIMIT = 4096
 
 /**
  * Reads mined transactions into the judge's `MinedTransaction` for ONE chain (trace support is
@@ -57,6 +67,7 @@ export interface EvidenceReader {
 export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
   const request = client.request as RequestClient['request']
   const traces = createTraceReader({ request: (args) => request(args) })
+  const recent = new Map<string, { tx: FetchedTransaction; mined: MinedTransaction }>()
 
   async function fromFetched(tx: FetchedTransaction, receipt: FetchedReceipt, options: ReadOptions): Promise<MinedTransaction> {
     if (tx.hash.toLowerCase() !== receipt.transactionHash.toLowerCase()) {
@@ -70,7 +81,7 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
       if (trace) transfers.push(...internalValueTransfers(trace))
       else internalValueUnknown = true
     }
-    return {
+    const mined: MinedTransaction = {
       hash: tx.hash.toLowerCase(),
       from: tx.from.toLowerCase(),
       nonce: BigInt(tx.nonce),
@@ -80,6 +91,10 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
       transfers,
       ...(internalValueUnknown ? { internalValueUnknown } : {}),
     }
+    recent.delete(mined.hash)
+    recent.set(mined.hash, { tx, mined })
+    if (recent.size > SEEN_LIMIT) recent.delete(recent.keys().next().value!)
+    return mined
   }
 
   async function fromHash(hash: string, options: ReadOptions): Promise<MinedTransaction | null> {
@@ -92,7 +107,7 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
     return fromFetched(tx, receipt, options)
   }
 
-  return { fromHash, fromFetched, traceSupport: () => traces.support() }
+  return { fromHash, fromFetched, traceSupport: () => traces.support(), seen: (hash) => recent.get(hash.toLowerCase()) }
 }
 
 function notFoundAsNull(error: unknown): null {

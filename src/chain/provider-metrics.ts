@@ -6,6 +6,8 @@ export interface ProviderMetrics {
   request(chain: string, provider: string, ok: boolean, rateLimited: boolean, seconds: number): void
   headLag(chain: string, provider: string, blocks: number): void
   disagreement(chain: string, provider: string): void
+  /** A read to this provider was slow and also sent to the next provider. */
+  hedge(chain: string, provider: string): void
 }
 
 export function createProviderMetrics(registry: Registry): ProviderMetrics {
@@ -18,6 +20,7 @@ export function createProviderMetrics(registry: Registry): ProviderMetrics {
     'paywatch_rpc_disagreements_total',
     "Evidence answers of one provider that contradicted the providers agreeing on a verdict's evidence",
   )
+  const hedges = counter('paywatch_rpc_hedged_requests_total', 'Reads to one provider that were slow and also sent to the next provider')
   const latency = once(
     registry,
     'paywatch_rpc_provider_latency_seconds',
@@ -50,5 +53,6 @@ export function createProviderMetrics(registry: Registry): ProviderMetrics {
     },
     headLag: (chain, provider, blocks) => lag.set({ chain, provider }, blocks),
     disagreement: (chain, provider) => disagreements.inc({ chain, provider }),
+    hedge: (chain, provider) => hedges.inc({ chain, provider }),
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
 import type { ProviderReadiness } from '../common/readiness.ts'
 import type { RpcAttempt } from './rpc-attempt.ts'
+import { LatencyWindow } from './hedge-delay.ts'
 import type { ProviderMetrics } from './provider-metrics.ts'
 import { redactedUrl } from './provider-url.ts'
 import { retryAfterOf, rpcFailureFields } from './rpc-failure.ts'
@@ -82,6 +83,7 @@ export class ProviderPool {
   readonly #states: ProviderState[]
   /** Which provider answered a lookup last (see `noteAnswer`), oldest first. */
   readonly #answers = new Map<string, number>()
+  readonly #latencies: LatencyWindow[]
 
   constructor(deps: ProviderPoolDeps) {
     this.#deps = deps
@@ -107,6 +109,17 @@ export class ProviderPool {
     }))
     this.#buckets = deps.urls.map((_, i) => ({ rps: deps.rps[i] ?? null, tokens: deps.rps[i] ?? 0, at: 0 }))
     this.#states = deps.urls.map(() => 'unknown')
+    this.#latencies = deps.urls.map(() => new LatencyWindow())
+  }
+
+  /** How long a read waits for provider `i` before the next provider is asked too (its recent p90). */
+  hedgeDelayMs(i: number): number {
+    return this.#latencies[i]!.hedgeDelayMs()
+  }
+
+  /** A read to provider `i` was slow: the next provider was asked too (counted per slow provider). */
+  hedged(i: number): void {
+    this.#deps.metrics?.hedge(this.chain, this.providers[i]!.label)
   }
 
   #now(): number {
@@ -185,6 +198,7 @@ export class ProviderPool {
     s.latencyMs = s.latencyMs === 0 ? attempt.durationMs : s.latencyMs * (1 - EWMA) + attempt.durationMs * EWMA
     s.errorRate = s.errorRate * (1 - EWMA) + (attempt.ok ? 0 : EWMA)
     s.failuresInRow = attempt.ok ? 0 : s.failuresInRow + 1
+    if (attempt.ok) this.#latencies[i]!.add(attempt.durationMs)
     if (limited) {
       const asked = retryAfterOf(attempt.error, this.#now())
       s.notBefore = this.#now() + (asked ?? 1_000)

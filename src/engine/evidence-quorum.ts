@@ -1,6 +1,8 @@
 import type { Logger } from 'pino'
-import { createEvidenceReader, type EvidenceReader } from '../chain/payment-evidence.ts'
+import { TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { createEvidenceReader, type EvidenceReader, type FetchedTransaction } from '../chain/payment-evidence.ts'
 import type { ChainHandle } from '../chain/registry.ts'
+import { checkSignedTransaction } from '../chain/signed-transaction.ts'
 import { NATIVE_TOKEN, type Expectation, type MinedTransaction } from '../domain/judge.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
 
@@ -62,65 +64,126 @@ export function evidenceFingerprint(expectation: Expectation, tx: MinedTransacti
  * transaction, and one without a trace for a native payment that needs it give no answer (none of
  * these is evidence). A provider that contradicts the agreeing ones is counted, logged with both
  * answers, and sits out for a while.
+ *
+ * The transaction's own fields (sender, nonce, receiver, value) are checked locally, once: when they
+ * hash to the transaction's hash and its signature recovers the sender, the hash alone fixes them,
+ * and each other provider is asked only for the receipt (status, sender, inclusion block, logs) and,
+ * for a native payment through a contract, the trace. A transaction whose fields do not hash to its
+ * hash is a lie of the provider that returned it: never a vote, counted as a disagreement.
  */
-export function createEvidenceQuorum(deps: { handle: ChainHandle; logger: Logger }): EvidenceQuorum {
+export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: EvidenceReader; logger: Logger }): EvidenceQuorum {
   const { handle } = deps
   const { pool } = handle
   const log = deps.logger.child({ chain: handle.config.name })
   let readers: EvidenceReader[] | undefined
+  const pick = (...keys: string[]) => keys.map((key) => pool.answeredBy(key)).find((i) => i !== undefined)
+  const traceFrom = (tx: MinedTransaction) => pick(`debug_traceTransaction:${tx.hash}`, `trace_transaction:${tx.hash}`)
 
-  /** The one provider that answered every read the judged evidence rests on, if known. */
-  const sourceOf = (tx: MinedTransaction): number | undefined => {
-    const pick = (...keys: string[]) => keys.map((key) => pool.answeredBy(key)).find((i) => i !== undefined)
-    const txFrom = pick(`eth_getTransactionByHash:${tx.hash}`, `eth_getBlockByNumber:${tx.blockNumber}`)
+  /** The one provider that answered the receipt (and trace) the judged evidence rests on, if known. */
+  const receiptSourceOf = (tx: MinedTransaction): number | undefined => {
     const receiptFrom = pick(`eth_getTransactionReceipt:${tx.hash}`, `eth_getBlockReceipts:${tx.blockNumber}`)
-    const traceFrom = pool.answeredBy(`debug_traceTransaction:${tx.hash}`)
-    if (txFrom === undefined || txFrom !== receiptFrom) return undefined
-    return traceFrom === undefined || traceFrom === txFrom ? txFrom : undefined
+    const trace = traceFrom(tx)
+    return trace === undefined || trace === receiptFrom ? receiptFrom : undefined
+  }
+
+  /** The one provider that answered every read the judged evidence rests on (fields unchecked), if known. */
+  const sourceOf = (tx: MinedTransaction): number | undefined => {
+    const txFrom = pick(`eth_getTransactionByHash:${tx.hash}`, `eth_getBlockByNumber:${tx.blockNumber}`)
+    return txFrom !== undefined && txFrom === receiptSourceOf(tx) ? txFrom : undefined
+  }
+
+  const lied = (i: number, hash: string) => {
+    pool.disagreed(i)
+    log.warn(
+      { provider: pool.providers[i]!.label, transaction: hash },
+      'RPC provider returned a transaction whose fields do not hash to its hash; it sits out for a while',
+    )
+  }
+
+  /**
+   * The judged transaction's fields, checked: the ones it was judged from when they check out, else
+   * the first provider's that do. `unsupported`: a transaction type the check does not know (every
+   * provider is then asked for the whole evidence); undefined: no provider returned it yet.
+   */
+  async function signedFields(hash: string): Promise<FetchedTransaction | 'unsupported' | undefined> {
+    const seen = deps.evidence.seen(hash)?.tx
+    if (seen) {
+      const check = await checkSignedTransaction(seen)
+      if (check !== 'invalid') return check === 'valid' ? seen : 'unsupported'
+      // Which provider gave these fields is not known for sure (several reads may have): the
+      // providers are asked below, and the one that returns them again is counted.
+    }
+    for (const i of pool.order()) {
+      const tx = await handle.providerClients[i]!.getTransaction({ hash: hash as Hash }).catch(() => undefined)
+      if (!tx || tx.blockNumber === null) continue
+      const check = await checkSignedTransaction(tx)
+      if (check === 'valid') return tx
+      if (check === 'unsupported') return 'unsupported'
+      lied(i, hash)
+    }
+    return undefined
   }
 
   return {
     async confirm(expectation, match) {
       const quorum = handle.config.quorum
       if (quorum <= 1) return { outcome: 'agreed' }
-      readers ??= handle.providerClients.map((client) => createEvidenceReader(client))
+      const all = (readers ??= handle.providerClients.map((client) => createEvidenceReader(client)))
       const judged = judgedOf(match)
       const native = expectation.token === NATIVE_TOKEN
       const groups = new Map<string, { providers: number[]; tx: MinedTransaction }>()
       let decided: string | undefined
-      // The first answer: the provider the judged evidence came from, when one provider gave all of
-      // it (its vote is that evidence); the others check it.
-      const source = judged ? sourceOf(judged) : undefined
+      const fields = await signedFields(match.transaction)
+      if (fields === undefined) return { outcome: 'undecided', answers: 0 }
+      const checked = fields === 'unsupported' ? undefined : fields
+
+      /** Provider `i`'s evidence: with checked fields, its receipt (and trace) only; else all of it. */
+      const answerOf = async (i: number): Promise<MinedTransaction | null> => {
+        if (!checked) return all[i]!.fromHash(match.transaction, { native })
+        const receipt = await handle.providerClients[i]!.getTransactionReceipt({ hash: match.transaction as Hash }).catch((error) => {
+          if (error instanceof TransactionReceiptNotFoundError) return null
+          throw error
+        })
+        if (!receipt) return null
+        // The sender as this provider states it: a receipt from another sender contradicts.
+        return all[i]!.fromFetched({ ...checked, from: receipt.from ?? checked.from }, receipt, { native })
+      }
+
+      // The first answer: the provider the judged evidence came from, when one provider gave it (its
+      // vote is that evidence); the others check it. With checked fields, the evidence must have been
+      // built from those very fields, and only its receipt's (and trace's) provider matters.
+      let source: number | undefined
+      if (judged && checked) {
+        const seen = deps.evidence.seen(match.transaction)
+        const same = seen?.tx === checked && evidenceFingerprint(expectation, seen.mined) === evidenceFingerprint(expectation, judged)
+        source = same ? receiptSourceOf(judged) : undefined
+      } else if (judged) source = sourceOf(judged)
       if (judged && source !== undefined) groups.set(evidenceFingerprint(expectation, judged), { providers: [source], tx: judged })
-      // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
-      // provider that has not reached the block answers null, which is no answer.
-      for (const i of pool.order()) {
-        if (i === source) continue
-        const tx = await readers[i]!.fromHash(match.transaction, { native }).catch(() => undefined)
-        if (!tx || tx.internalValueUnknown) continue
+      const vote = async (i: number): Promise<string | undefined> => {
+        const tx = await answerOf(i).catch(() => undefined)
+        if (!tx || tx.internalValueUnknown) return undefined
         const print = evidenceFingerprint(expectation, tx)
         const group = groups.get(print) ?? { providers: [], tx }
         group.providers.push(i)
         groups.set(print, group)
-        if (group.providers.length >= quorum) {
+        return print
+      }
+      // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
+      // provider that has not reached the block answers null, which is no answer.
+      for (const i of pool.order()) {
+        if (i === source) continue
+        const print = await vote(i)
+        if (print !== undefined && groups.get(print)!.providers.length >= quorum) {
           decided = print
           break
         }
       }
-      const answers = [...groups.values()].reduce((n, g) => n + g.providers.length, 0)
       const asked = new Set([...groups.values()].flatMap((g) => g.providers))
       if (decided !== undefined && (!judged || evidenceFingerprint(expectation, judged) !== decided)) {
         // The verdict rested on other evidence: find who gave it (the rest are asked, only now).
-        for (const i of pool.order()) {
-          if (asked.has(i)) continue
-          const tx = await readers[i]!.fromHash(match.transaction, { native }).catch(() => undefined)
-          if (!tx || tx.internalValueUnknown) continue
-          const print = evidenceFingerprint(expectation, tx)
-          const group = groups.get(print) ?? { providers: [], tx }
-          group.providers.push(i)
-          groups.set(print, group)
-        }
+        for (const i of pool.order()) if (!asked.has(i)) await vote(i)
       }
+      const answers = [...groups.values()].reduce((n, g) => n + g.providers.length, 0)
       if (decided === undefined) {
         if (groups.size > 1)
           log.warn({ transaction: match.transaction, answers: [...groups.keys()] }, 'RPC providers disagree on the evidence; no quorum yet')

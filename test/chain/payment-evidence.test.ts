@@ -1,5 +1,5 @@
 // The evidence reader's edges: trace support learned once per chain through an RPC proxy that
-// refuses or stalls `debug_traceTransaction`, retryable errors, when a trace is skipped, and the
+// refuses or stalls `debug_traceTransaction` (and `trace_transaction`, its fallback), retryable errors, when a trace is skipped, and the
 // pure helpers (Transfer logs, call frames, finding a nonce's consumer).
 import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
@@ -14,7 +14,7 @@ import { erc20Transfers, internalValueTransfers, TRANSFER_TOPIC } from '../../sr
 import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
 import { deployRouter, routerPayNative, sendNative, startAnvil, type Anvil } from '../support/index.ts'
 
-type TraceMode = 'forward' | 'not-found' | 'plan' | 'unavailable' | 'stall'
+type TraceMode = 'forward' | 'not-found' | 'plan' | 'unavailable' | 'stall' | 'parity-only'
 
 /** A JSON-RPC proxy in front of anvil that answers `debug_traceTransaction` as told and counts it. */
 interface Proxy {
@@ -36,7 +36,11 @@ async function startProxy(upstream: string): Promise<Proxy> {
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload))
       }
       const rpcError = (code: number, message: string) => answer({ jsonrpc: '2.0', id: call.id, error: { code, message } })
-      if (call.method === 'debug_traceTransaction') {
+      if (proxy.mode === 'parity-only' && call.method === 'debug_traceTransaction') {
+        return rpcError(-32601, 'the method debug_traceTransaction does not exist/is not available')
+      }
+      // Both trace methods fail alike (trace_transaction is the fallback of debug_traceTransaction).
+      if (call.method === 'debug_traceTransaction' || call.method === 'trace_transaction') {
         proxy.traceCalls++
         if (proxy.mode === 'not-found') return rpcError(-32601, 'the method debug_traceTransaction does not exist/is not available')
         if (proxy.mode === 'plan') return rpcError(-32000, 'debug_traceTransaction is not available on the Free tier')
@@ -90,7 +94,20 @@ test('an RPC without debug_traceTransaction is detected once and then skipped; v
   assert.equal(reader.traceSupport(), 'unsupported')
   const second = await routerPayment()
   await reader.fromHash(second.hash, { native: true })
-  assert.equal(proxy.traceCalls, 1, 'asked only once per chain')
+  assert.equal(proxy.traceCalls, 2, 'each trace method asked only once per chain')
+})
+
+test('without debug_traceTransaction, trace_transaction gives the internal calls', async () => {
+  proxy.mode = 'parity-only'
+  const reader = readerThroughProxy()
+  const { hash, receiver } = await routerPayment()
+  const evidence = await reader.fromHash(hash, { native: true })
+  assert.deepEqual(evidence?.transfers, [
+    { token: NATIVE_TOKEN, to: router.toLowerCase(), amount: 700n },
+    { token: NATIVE_TOKEN, to: receiver.toLowerCase(), amount: 700n },
+  ])
+  assert.equal(reader.traceSupport(), 'supported')
+  proxy.mode = 'forward'
 })
 
 test('a provider refusing the method with a generic code and a plan message counts as unsupported', async () => {

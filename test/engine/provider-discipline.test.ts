@@ -2,7 +2,7 @@
 // lags 5 blocks is asked last and shown as lagging; a provider that answers 429 with Retry-After
 // is waited for and its request budget (rps) is kept, the payment still succeeds; a provider
 // without any trace method leaves a native payment through a router pending (never failed) while a
-// direct native payment succeeds.
+// direct native payment succeeds; a provider with trace_transaction alone gives the internal calls.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import pino from 'pino'
@@ -131,6 +131,25 @@ test('without any trace method: a native payment through a router stays pending,
   const ready = (await service.app.inject({ method: 'GET', url: '/readyz' })).json()
   assert.deepEqual(ready.chains[0].providers[0].capabilities, ['eth_getBlockReceipts'])
   assert.ok(bare.injected.refused >= 1)
+})
+
+test('with trace_transaction and no debug_traceTransaction: a native payment through a router succeeds', async () => {
+  const anvil = await node()
+  const router: Address = await deployRouter(anvil)
+  const parityOnly = await proxyOf(anvil)
+  parityOnly.refuseMethods(['debug_traceTransaction'])
+  const service = await serve(anvil, { chain: { rpc: [parityOnly.url] } })
+  await service.engine.probeProviders()
+  const { apiKey } = await service.newAccount()
+  const alice = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const { request } = await createPayment(service, apiKey, anvil, alice, { receiver, amount: '1' })
+  const paid = await routerPayNative(anvil, router, alice, { receiver, value: parseEther('1') })
+  const record = await waitForFinal(service, apiKey, request.secret_id)
+  assert.deepEqual([record.status, record.transaction], ['success', paid.transactionHash.toLowerCase()])
+  assert.ok(parityOnly.injected.refused >= 1, 'debug_traceTransaction was refused')
+  const ready = (await service.app.inject({ method: 'GET', url: '/readyz' })).json()
+  assert.deepEqual(ready.chains[0].providers[0].capabilities, ['eth_getBlockReceipts', 'trace_transaction'])
 })
 
 test('a head older than maxHeadAgeSeconds makes /readyz 503', async () => {

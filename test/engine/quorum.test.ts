@@ -8,7 +8,7 @@ import { parseEther, type Address } from 'viem'
 import { mine, sendNative, startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
 import { startFaultyRpcProxy, type AnswerRewrite, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, readPayment, startEngineService } from './support.ts'
+import { createPayment, engineAtHead, freshAddress, readPayment, startEngineService } from './support.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {
@@ -25,6 +25,9 @@ async function setUp(): Promise<{ anvil: Anvil; proxies: FaultyRpcProxy[]; servi
   proxies[2]!.setDelay(15)
   const service = await startEngineService(anvil, { chain: { rpc: proxies.map((p) => p.url), quorum: 2 } })
   cleanup.push(() => service.close())
+  // A follower starts at the head: a payment mined before it follows would be left to the fast path,
+  // which may have looked before it was mined.
+  await engineAtHead(service, anvil)
   const { apiKey } = await service.newAccount()
   return { anvil, proxies, service, apiKey }
 }
@@ -92,6 +95,32 @@ test('a real payment hidden by one provider does not make a failure', async () =
   liar.setRewrite(redirect(bob.address, nonce, freshAddress()))
   const { request } = await createPayment(service, apiKey, anvil, bob, { receiver, amount: '1' })
   const paid = await pay(anvil, bob, receiver)
+  const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
+  assert.equal(record.status, 'success')
+  assert.equal(record.transaction, paid.transactionHash.toLowerCase())
+  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  assert.equal(await disagreements(service, honestA), 0)
+  assert.equal(await disagreements(service, honestB), 0)
+})
+
+test('a receipt that one provider turns into a revert does not make a failure', async () => {
+  // The transaction's fields check out locally, so the other providers are asked only for its
+  // receipt: the lie is then in the receipt alone, and the receipts of the others decide.
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const [liar, honestA, honestB] = proxies as [FaultyRpcProxy, FaultyRpcProxy, FaultyRpcProxy]
+  const carol = anvil.accounts[3]!
+  const receiver = freshAddress()
+  const revert = (receipt: unknown) => {
+    const r = receipt as { from?: string; status?: string } | null
+    if (r && typeof r === 'object' && r.from?.toLowerCase() === carol.address.toLowerCase() && r.status) r.status = '0x0'
+  }
+  liar.setRewrite((call, result) => {
+    if (call.method === 'eth_getTransactionReceipt') revert(result)
+    if (call.method === 'eth_getBlockReceipts') for (const receipt of (result as unknown[] | null) ?? []) revert(receipt)
+    return result
+  })
+  const { request } = await createPayment(service, apiKey, anvil, carol, { receiver, amount: '1' })
+  const paid = await pay(anvil, carol, receiver)
   const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
   assert.equal(record.status, 'success')
   assert.equal(record.transaction, paid.transactionHash.toLowerCase())
