@@ -5,7 +5,8 @@
 // (/proc, anonymous and file-backed), V8 heap used/total, external and the WebAssembly memory
 // (PGlite's linear memory: external memory outside ArrayBuffers). Target: RSS ≤ 300 MB.
 // PAYWATCH_* variables (e.g. PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB) are passed on to the service;
-// BENCH_NODE_FLAGS adds node flags.
+// BENCH_NODE_FLAGS adds node flags. Then BENCH_CREATE_SECONDS (default 10) of creates through the API
+// (32 at a time): creates/s and the RSS after them.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,11 +20,13 @@ import { migrate } from '../src/store/migrate.ts'
 import { startAnvil } from '../test/support/index.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
-import { startChild, stopChildren } from './service-child.ts'
+import { createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
+const CREATE_SECONDS = Number(process.env.BENCH_CREATE_SECONDS ?? 10)
+const ADMIN_TOKEN = randomBytes(16).toString('hex')
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
 const MB = 2 ** 20
 const mb = (bytes: number) => (bytes / MB).toFixed(0)
@@ -67,10 +70,12 @@ try {
   const configFile = join(dir, 'config.json')
   writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId } } }))
   const passedOn = Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0].startsWith('PAYWATCH_')),
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_ARENA_MAX$)/.test(entry[0]),
+    ),
   )
   const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
-  await startChild(
+  const serviceUrl = await startChild(
     'service',
     [...nodeFlags, join(root, 'bench', 'api-server.ts'), '--background'],
     {
@@ -78,8 +83,11 @@ try {
       HOST: '127.0.0.1',
       PAYWATCH_CONFIG: configFile,
       PAYWATCH_DATA_DIR: dir,
-      PAYWATCH_ADMIN_TOKEN: randomBytes(16).toString('hex'),
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '100000',
+      PAYWATCH_RATE_DAILY: '1000000000',
       ...passedOn,
     },
     children,
@@ -121,6 +129,39 @@ try {
   const last = samples.at(-1)!
   console.log()
   console.log(`RSS peak ${mb(peak)} MB, last ${mb(last.rss.total)} MB (target ≤ 300 MB)`)
+
+  // Creates through the API: what a smaller shared_buffers could cost in speed.
+  const { key } = await createAccountKey(serviceUrl, ADMIN_TOKEN)
+  const afterBlock = Number(await anvil.publicClient.getBlockNumber())
+  let created = 0
+  const createsEnd = Date.now() + CREATE_SECONDS * 1000
+  const createsStart = Date.now()
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (Date.now() < createsEnd) {
+        const serial = ++created
+        const res = await fetch(`${serviceUrl}/v2/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({
+            blockchain: 'ethereum',
+            sender: `0x${randomBytes(20).toString('hex')}`,
+            nonce: serial,
+            receiver: `0x${randomBytes(20).toString('hex')}`,
+            token: NATIVE,
+            amount: '1.25',
+            after_block: afterBlock,
+            secret_id: `memory-${serial}`,
+            callback: 'https://merchant.example/cb',
+          }),
+        })
+        const body = await res.text()
+        if (res.status !== 201) throw new Error(`create answered ${res.status}: ${body}`)
+      }
+    }),
+  )
+  const createRate = created / ((Date.now() - createsStart) / 1000)
+  console.log(`creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; RSS after them ${mb(residentOf(service.pid!).total)} MB`)
 } finally {
   await stopChildren(children)
   rmSync(dir, { recursive: true, force: true })
