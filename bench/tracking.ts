@@ -53,6 +53,10 @@ async function batch<T>(calls: { method: string; params: unknown[] }[]): Promise
 
 const service = await startTestService({
   background: false,
+  // PGlite's shared_buffers as the operator set them (bench:memory compares their RSS).
+  env: process.env.PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB
+    ? { PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB: process.env.PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB }
+    : {},
   // Requests over HTTP, newHeads over WebSocket: Anvil's WebSocket answers to parallel requests
   // can wait ~40 ms each on TCP delayed ACKs (its socket does not set TCP_NODELAY).
   // Several providers: distinct URLs (a query string each) of the same node.
@@ -70,7 +74,7 @@ try {
   console.log(
     `database: ${service.database.kind}; blocks of ${TXS_PER_BLOCK} transactions, ${MATCHES_PER_BLOCK} paying a tracking; ` +
       `RSS with the service started: ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MB; ` +
-      `${PROVIDERS} HTTP provider(s), quorum ${QUORUM}`,
+      `${PROVIDERS} HTTP provider(s), quorum ${QUORUM}; shared_buffers ${service.config.embeddedSharedBuffersMb} MB`,
   )
   const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
   // The senders sign their own transactions (an impersonated transaction's signature is fake, and

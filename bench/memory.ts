@@ -1,0 +1,171 @@
+// npm run bench:memory — the service in its own process (as `paywatch serve` runs it: node flags of
+// `npm start`, heap growth limited, chain followers and callback workers on) on the embedded
+// database with BENCH_PENDING (default 100,000) pending trackings, following a local Anvil that mines
+// a block every second. After BENCH_SECONDS (default 30) of following, sampled every 5 s: RSS
+// (/proc, anonymous and file-backed), V8 heap used/total, external and the WebAssembly memory
+// (PGlite's linear memory: external memory outside ArrayBuffers). Target: RSS ≤ 300 MB.
+// PAYWATCH_* variables (e.g. PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB) are passed on to the service;
+// BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX is 2 as `npm start` sets it unless given. Then BENCH_CREATE_SECONDS (default 10) of creates through the API
+// (32 at a time): creates/s and the RSS after them.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ChildProcess } from 'node:child_process'
+import { sql } from 'kysely'
+import { createAccount } from '../src/store/accounts.ts'
+import { openDatabase } from '../src/store/database.ts'
+import { migrate } from '../src/store/migrate.ts'
+import { startAnvil } from '../test/support/index.ts'
+import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
+import { freePort } from '../test/support/ports.ts'
+import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30)
+const CREATE_SECONDS = Number(process.env.BENCH_CREATE_SECONDS ?? 10)
+const ADMIN_TOKEN = randomBytes(16).toString('hex')
+const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+const MB = 2 ** 20
+const mb = (bytes: number) => (bytes / MB).toFixed(0)
+
+interface Usage {
+  rss: number
+  heapUsed: number
+  heapTotal: number
+  external: number
+  arrayBuffers: number
+}
+
+/** The process's resident memory from /proc: anonymous (heaps, malloc, WebAssembly) and file-backed (code). */
+function residentOf(pid: number): { total: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0) * 1024
+  return { total: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') }
+}
+
+const anvil = await startAnvil({ blockTime: 1 })
+const dir = mkdtempSync(join(tmpdir(), 'paywatch-memory-'))
+const children: ChildProcess[] = []
+try {
+  // The pending trackings, inserted in bulk before the service starts (PGlite has one process).
+  await seedEmbeddedDataDir(dir)
+  const seeding = await openDatabase({ databaseUrl: null, dataDir: dir })
+  await migrate(seeding.db)
+  const account = await createAccount(seeding.db, 'bench')
+  await sql`
+    INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
+      commitment, confirmations, after_block, amount, transaction, callback, status, created_at, updated_at)
+    SELECT md5('id' || g), ${account.id}, md5('secret' || g), 'current', 'ethereum',
+      '0x' || substr(md5('s' || g), 1, 32) || substr(md5('t' || g), 1, 8), g % 100,
+      '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
+      CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g) || md5('k' || g) END, 'https://merchant.example/cb',
+      'pending', now(), now()
+    FROM generate_series(1, ${PENDING}::int) AS g`.execute(seeding.db)
+  await sql`ANALYZE trackings`.execute(seeding.db)
+  await seeding.close()
+
+  const configFile = join(dir, 'config.json')
+  writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId } } }))
+  const passedOn = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_ARENA_MAX$)/.test(entry[0]),
+    ),
+  )
+  const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
+  const serviceUrl = await startChild(
+    'service',
+    [...nodeFlags, join(root, 'bench', 'api-server.ts'), '--background'],
+    {
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      PAYWATCH_CONFIG: configFile,
+      PAYWATCH_DATA_DIR: dir,
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      // As `npm start` and `npx paywatch` run it (bin/paywatch.js); MALLOC_ARENA_MAX=16 compares.
+      MALLOC_ARENA_MAX: '2',
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '100000',
+      PAYWATCH_RATE_DAILY: '1000000000',
+      ...passedOn,
+    },
+    children,
+    { ipc: true },
+  )
+  const service = children[0]!
+  console.log(
+    `bench:memory — embedded database, ${PENDING.toLocaleString('en')} pending, ${SECONDS} s following a block a second; ` +
+      `node flags ${nodeFlags.join(' ')}${
+        Object.keys(passedOn).length
+          ? `; ${Object.entries(passedOn)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}`
+          : ''
+      }`,
+  )
+  const samples: { at: number; rss: ReturnType<typeof residentOf>; usage: Usage }[] = []
+  const started = Date.now()
+  for (let at = 0; at <= SECONDS; at += 5) {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + at * 1000 - Date.now())))
+    const { usage } = await new Promise<{ usage: Usage }>((resolve) => {
+      service.once('message', resolve as (message: unknown) => void)
+      service.send('memory')
+    })
+    samples.push({ at, rss: residentOf(service.pid!), usage })
+  }
+  console.log()
+  console.log(
+    '| t s | RSS MB | anon MB | file MB | heap used MB | heap total MB | external MB | WebAssembly (external − ArrayBuffers) MB |',
+  )
+  console.log('|---|---|---|---|---|---|---|---|')
+  for (const s of samples) {
+    console.log(
+      `| ${s.at} | ${mb(s.rss.total)} | ${mb(s.rss.anon)} | ${mb(s.rss.file)} | ${mb(s.usage.heapUsed)} | ${mb(s.usage.heapTotal)} | ` +
+        `${mb(s.usage.external)} | ${mb(s.usage.external - s.usage.arrayBuffers)} |`,
+    )
+  }
+  const peak = Math.max(...samples.map((s) => s.rss.total))
+  const last = samples.at(-1)!
+  console.log()
+  console.log(`RSS peak ${mb(peak)} MB, last ${mb(last.rss.total)} MB (target ≤ 300 MB)`)
+
+  // Creates through the API: what a smaller shared_buffers could cost in speed.
+  const { key } = await createAccountKey(serviceUrl, ADMIN_TOKEN)
+  const afterBlock = Number(await anvil.publicClient.getBlockNumber())
+  let created = 0
+  const createsEnd = Date.now() + CREATE_SECONDS * 1000
+  const createsStart = Date.now()
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (Date.now() < createsEnd) {
+        const serial = ++created
+        const res = await fetch(`${serviceUrl}/v2/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({
+            blockchain: 'ethereum',
+            sender: `0x${randomBytes(20).toString('hex')}`,
+            nonce: serial,
+            receiver: `0x${randomBytes(20).toString('hex')}`,
+            token: NATIVE,
+            amount: '1.25',
+            after_block: afterBlock,
+            secret_id: `memory-${serial}`,
+            callback: 'https://merchant.example/cb',
+          }),
+        })
+        const body = await res.text()
+        if (res.status !== 201) throw new Error(`create answered ${res.status}: ${body}`)
+      }
+    }),
+  )
+  const createRate = created / ((Date.now() - createsStart) / 1000)
+  console.log(`creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; RSS after them ${mb(residentOf(service.pid!).total)} MB`)
+} finally {
+  await stopChildren(children)
+  rmSync(dir, { recursive: true, force: true })
+  await anvil.stop()
+}
