@@ -42,6 +42,13 @@ const FAILING_AFTER = 3
  * has not been shown again for this long is compared with the best head of now.
  */
 const HEAD_FRESH_MS = 15_000
+/**
+ * Healthy HTTP providers are asked before WebSocket ones, whatever their latency: a WebSocket carries
+ * every request over one socket, and a node that leaves Nagle on (Anvil) delays answers to parallel
+ * requests by ~40 ms each, which a single request's latency does not show. Listing an HTTP and a
+ * WebSocket URL of one node sends requests over HTTP and takes newHeads from the WebSocket.
+ */
+const WEB_SOCKET_PENALTY = 1e4
 /** How long a provider that contradicted the others is asked last. */
 export const SIT_OUT_MS = 60_000
 /** Weight of the newest request in the latency and error averages. */
@@ -81,6 +88,7 @@ export class ProviderPool {
   }[]
   readonly #buckets: { rps: number | null; tokens: number; at: number }[]
   readonly #states: ProviderState[]
+  readonly #webSocket: boolean[]
   /** Which provider answered a lookup last (see `noteAnswer`), oldest first. */
   readonly #answers = new Map<string, number>()
   readonly #latencies: LatencyWindow[]
@@ -109,6 +117,7 @@ export class ProviderPool {
     }))
     this.#buckets = deps.urls.map((_, i) => ({ rps: deps.rps[i] ?? null, tokens: deps.rps[i] ?? 0, at: 0 }))
     this.#states = deps.urls.map(() => 'unknown')
+    this.#webSocket = deps.urls.map((url) => /^wss?:/i.test(url))
     this.#latencies = deps.urls.map(() => new LatencyWindow())
   }
 
@@ -150,7 +159,7 @@ export class ProviderPool {
       const s = this.#stats[i]!
       const lagging = this.#lagging(i, best, at)
       const penalty = s.sitOutUntil > at || s.notBefore > at || s.failuresInRow >= FAILING_AFTER ? 1e9 : lagging ? 1e6 : 0
-      return penalty + (s.latencyMs + 1) * (1 + 10 * s.errorRate)
+      return penalty + (this.#webSocket[i]! ? WEB_SOCKET_PENALTY : 0) + (s.latencyMs + 1) * (1 + 10 * s.errorRate)
     }
     return this.serving()
       .map((p) => p.index)
