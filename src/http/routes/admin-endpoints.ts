@@ -1,18 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { enableEndpoint, listAllEndpoints, listEndpoints, recoverEndpoint, testEndpoint, type EndpointDeps } from '../../admin/endpoints.ts'
+import { listAllEndpoints, listEndpoints, type EndpointDeps } from '../../admin/endpoints.ts'
 import { accountEndpointJson, endpointJson } from '../../admin/records.ts'
 import { rotateAccountWebhookSecret, type WebhookSecretDeps } from '../../admin/webhook-secrets.ts'
-import {
-  endpointRecoverRequestFields,
-  endpointRequestFields,
-  readEndpointRecoverRequest,
-  readEndpointRequest,
-} from '../../domain/endpoint-request.ts'
-import { notFound, problem, validationFailed } from '../problem.ts'
+import { endpointRecoverRequestFields, endpointRequestFields } from '../../domain/endpoint-request.ts'
 import { problemResponses } from '../problem-schemas.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
-import { adminGuard, adminProblem, objectBody } from './admin.ts'
+import { adminGuard, adminProblem } from './admin.ts'
+import { endpointActions } from './endpoint-actions.ts'
 import { endpointSchema } from './endpoints.ts'
 
 export interface AdminEndpointsDeps extends EndpointDeps, WebhookSecretDeps {
@@ -23,15 +18,10 @@ const tags = ['admin']
 const security = [{ adminToken: [] }]
 const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
 
-function endpointProblem(outcome: { kind: 'invalid-url' } | { kind: 'not-found'; what: string }) {
-  return outcome.kind === 'invalid-url'
-    ? validationFailed([{ path: 'url', message: 'must be an absolute http(s) URL' }])
-    : notFound(`${outcome.what} of this account`)
-}
-
 /** The account's webhook secret and every account's callback endpoints, for the operator (docs/api.md §8). */
 export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpointsDeps): Promise<void> {
   app.addHook('onRequest', adminGuard(deps.adminToken))
+  const actions = endpointActions(deps)
 
   app.post<{ Params: { id: string } }>(
     '/admin/accounts/:id/webhook-secret',
@@ -100,13 +90,7 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       },
       validatorCompiler: readByHand,
     },
-    async (request) => {
-      const read = readEndpointRequest(objectBody(request.body))
-      if (!read.ok) throw validationFailed(read.errors)
-      const outcome = await enableEndpoint(deps, request.params.id, read.value.url)
-      if (outcome.kind !== 'enabled') throw endpointProblem(outcome)
-      return endpointJson(outcome.endpoint)
-    },
+    async (request) => actions.enable(request.params.id, request.body),
   )
 
   app.post<{ Params: { id: string } }>(
@@ -123,13 +107,7 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       },
       validatorCompiler: readByHand,
     },
-    async (request, reply) => {
-      const read = readEndpointRecoverRequest(objectBody(request.body))
-      if (!read.ok) throw validationFailed(read.errors)
-      const outcome = await recoverEndpoint(deps, request.params.id, read.value.url, read.value.since)
-      if (outcome.kind !== 'recovered') throw endpointProblem(outcome)
-      return reply.code(202).send({ redelivered: outcome.redelivered })
-    },
+    async (request, reply) => reply.code(202).send(await actions.recover(request.params.id, request.body)),
   )
 
   app.post<{ Params: { id: string } }>(
@@ -146,13 +124,6 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       },
       validatorCompiler: readByHand,
     },
-    async (request, reply) => {
-      const read = readEndpointRequest(objectBody(request.body))
-      if (!read.ok) throw validationFailed(read.errors)
-      const outcome = await testEndpoint(deps, request.params.id, read.value.url)
-      if (outcome.kind === 'unavailable') throw problem('INTERNAL_ERROR', 'test events cannot be sent by this process')
-      if (outcome.kind !== 'sent') throw endpointProblem(outcome)
-      return reply.code(202).send({ id: outcome.id })
-    },
+    async (request, reply) => reply.code(202).send(await actions.test(request.params.id, request.body)),
   )
 }

@@ -1,18 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { enableEndpoint, listEndpoints, recoverEndpoint, testEndpoint, type EndpointDeps } from '../../admin/endpoints.ts'
+import { listEndpoints, type EndpointDeps } from '../../admin/endpoints.ts'
 import { endpointJson } from '../../admin/records.ts'
-import {
-  endpointRecoverRequestFields,
-  endpointRequestFields,
-  readEndpointRecoverRequest,
-  readEndpointRequest,
-} from '../../domain/endpoint-request.ts'
+import { endpointRecoverRequestFields, endpointRequestFields } from '../../domain/endpoint-request.ts'
 import { callerOf } from '../auth.ts'
-import { notFound, problem, validationFailed } from '../problem.ts'
+import { notFound } from '../problem.ts'
 import { problemResponses } from '../problem-schemas.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
-import { objectBody } from './admin.ts'
+import { endpointActions } from './endpoint-actions.ts'
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()])
 export const endpointSchema = Type.Object({
@@ -25,15 +20,9 @@ export const endpointSchema = Type.Object({
 })
 const tags = ['endpoints']
 
-/** The outcome of an endpoint operation that named no endpoint of the account. */
-function endpointProblem(outcome: { kind: 'invalid-url' } | { kind: 'not-found'; what: string }) {
-  return outcome.kind === 'invalid-url'
-    ? validationFailed([{ path: 'url', message: 'must be an absolute http(s) URL' }])
-    : notFound(`${outcome.what} of this account`)
-}
-
 /** Callback endpoints of the caller's account (docs/api.md §8); registered behind API key auth. */
 export function endpointRoutes(deps: EndpointDeps) {
+  const actions = endpointActions(deps)
   return async function endpointsPlugin(app: FastifyInstance): Promise<void> {
     app.get(
       '/v2/endpoints',
@@ -64,13 +53,7 @@ export function endpointRoutes(deps: EndpointDeps) {
         },
         validatorCompiler: readByHand,
       },
-      async (request) => {
-        const read = readEndpointRequest(objectBody(request.body))
-        if (!read.ok) throw validationFailed(read.errors)
-        const outcome = await enableEndpoint(deps, callerOf(request).accountId, read.value.url)
-        if (outcome.kind !== 'enabled') throw endpointProblem(outcome)
-        return endpointJson(outcome.endpoint)
-      },
+      async (request) => actions.enable(callerOf(request).accountId, request.body),
     )
 
     app.post(
@@ -88,13 +71,7 @@ export function endpointRoutes(deps: EndpointDeps) {
         },
         validatorCompiler: readByHand,
       },
-      async (request, reply) => {
-        const read = readEndpointRecoverRequest(objectBody(request.body))
-        if (!read.ok) throw validationFailed(read.errors)
-        const outcome = await recoverEndpoint(deps, callerOf(request).accountId, read.value.url, read.value.since)
-        if (outcome.kind !== 'recovered') throw endpointProblem(outcome)
-        return reply.code(202).send({ redelivered: outcome.redelivered })
-      },
+      async (request, reply) => reply.code(202).send(await actions.recover(callerOf(request).accountId, request.body)),
     )
 
     app.post(
@@ -112,14 +89,7 @@ export function endpointRoutes(deps: EndpointDeps) {
         },
         validatorCompiler: readByHand,
       },
-      async (request, reply) => {
-        const read = readEndpointRequest(objectBody(request.body))
-        if (!read.ok) throw validationFailed(read.errors)
-        const outcome = await testEndpoint(deps, callerOf(request).accountId, read.value.url)
-        if (outcome.kind === 'unavailable') throw problem('INTERNAL_ERROR', 'test events cannot be sent by this process')
-        if (outcome.kind !== 'sent') throw endpointProblem(outcome)
-        return reply.code(202).send({ id: outcome.id })
-      },
+      async (request, reply) => reply.code(202).send(await actions.test(callerOf(request).accountId, request.body)),
     )
   }
 }
