@@ -83,7 +83,10 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
     }
     const mined: MinedTransaction = {
       hash: tx.hash.toLowerCase(),
-      from: tx.from.toLowerCase(),
+      // The sender as the receipt states it: the quorum checks the transaction's signed fields by its
+      // hash, which does not cover the sender, so every part of a vote beyond those fields is the
+      // receipt's provider's word (evidence-quorum.ts).
+      from: (receipt.from ?? tx.from).toLowerCase(),
       nonce: BigInt(tx.nonce),
       reverted,
       blockNumber: receipt.blockNumber,

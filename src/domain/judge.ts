@@ -195,7 +195,11 @@ export function decide(
     if (!same(given.from, expectation.sender)) return { tx: given, reason: 'SENDER_MISMATCH' }
     if (given.nonce !== expectation.nonce) return { tx: given, reason: 'NONCE_MISMATCH' }
   }
-  const judged = evidence.consumer ?? given
+  // The consumer is by definition the sender's transaction at that nonce: evidence of one from
+  // another sender or nonce (a provider's word against how it was matched) consumed nothing here.
+  const { consumer } = evidence
+  const consumed = consumer && same(consumer.from, expectation.sender) && consumer.nonce === expectation.nonce ? consumer : null
+  const judged = consumed ?? given
   if (!judged) return null
   if (judged.reverted) return { tx: judged, reason: 'FAILED' }
   const replaced = expectation.transaction !== null && !same(judged.hash, expectation.transaction)

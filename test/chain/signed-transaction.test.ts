@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Transaction } from 'viem'
-import { checkSignedTransaction } from '../../src/chain/signed-transaction.ts'
+import { checkSignedTransaction, checkTransactionHash, recoverTransactionSender } from '../../src/chain/signed-transaction.ts'
 import { freshAddress } from '../engine/support.ts'
 import { confirm, startAnvil, type Anvil } from '../support/index.ts'
 
@@ -52,4 +52,15 @@ test('a changed receiver, value, nonce, sender or signature is invalid', async (
 
 test('a type the check does not know is unsupported, not valid', async () => {
   assert.equal(await checkSignedTransaction({ ...mined[0]!, type: 'deposit' as never }), 'unsupported')
+})
+
+test('the hash check covers every signed field but not the sender, which the recovery gives', async () => {
+  for (const tx of mined) {
+    assert.equal(checkTransactionHash(tx), 'valid', tx.type)
+    assert.equal(checkTransactionHash({ ...tx, value: tx.value + 1n }), 'invalid', tx.type)
+    assert.equal(checkTransactionHash({ ...tx, to: freshAddress() }), 'invalid', tx.type)
+    // Another sender hashes the same: the quorum takes the sender from each provider's receipt.
+    assert.equal(checkTransactionHash({ ...tx, from: anvil.accounts[2]!.address }), 'valid', tx.type)
+    assert.equal(await recoverTransactionSender({ ...tx, from: anvil.accounts[2]!.address }), tx.from.toLowerCase(), tx.type)
+  }
 })

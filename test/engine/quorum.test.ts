@@ -128,3 +128,38 @@ test('a receipt that one provider turns into a revert does not make a failure', 
   assert.equal(await disagreements(service, honestA), 0)
   assert.equal(await disagreements(service, honestB), 0)
 })
+
+test("a provider that names the expected sender for another sender's payment does not make a success", async () => {
+  // The sender is not among a transaction's hashed fields: the fields check out locally, and the
+  // receipts of the other providers name the real sender.
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const [liar, honestA, honestB] = proxies as [FaultyRpcProxy, FaultyRpcProxy, FaultyRpcProxy]
+  const erin = anvil.accounts[4]!
+  const dave = anvil.accounts[5]!
+  const nonce = await anvil.publicClient.getTransactionCount({ address: erin.address })
+  await anvil.testClient.setNonce({ address: dave.address, nonce })
+  const asErin = (value: unknown) => {
+    const t = value as { from?: string } | null
+    if (t && typeof t === 'object' && t.from?.toLowerCase() === dave.address.toLowerCase()) t.from = erin.address.toLowerCase()
+  }
+  liar.setRewrite((_call, result) => {
+    asErin(result)
+    for (const item of Array.isArray(result) ? result : ((result as { transactions?: unknown[] } | null)?.transactions ?? [])) asErin(item)
+    return result
+  })
+  const receiver = freshAddress()
+  const { request } = await createPayment(service, apiKey, anvil, erin, { receiver, amount: '1' })
+  await pay(anvil, dave, receiver)
+  const deadline = Date.now() + 15_000
+  while ((await disagreements(service, liar)) === 0) {
+    assert.ok(Date.now() < deadline, 'the liar was never caught')
+    await mine(anvil, 1)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  await mine(anvil, 3)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const record = await readPayment(service, apiKey, request.secret_id)
+  assert.equal(record.status, 'pending', "erin's nonce is not consumed")
+  assert.equal(await disagreements(service, honestA), 0)
+  assert.equal(await disagreements(service, honestB), 0)
+})
