@@ -163,7 +163,22 @@ try {
     }),
   )
   const createRate = created / ((Date.now() - createsStart) / 1000)
-  console.log(`creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; RSS after them ${mb(residentOf(service.pid!).total)} MB`)
+  const { usage } = await new Promise<{ usage: Usage }>((resolve) => {
+    service.once('message', resolve as (message: unknown) => void)
+    service.send('memory')
+  })
+  const after = residentOf(service.pid!)
+  const collected = await new Promise<{ usage: Usage }>((resolve) => {
+    service.once('message', resolve as (message: unknown) => void)
+    service.send('gc')
+  })
+  console.log(
+    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
+      `heap used ${mb(usage.heapUsed)} of ${mb(usage.heapTotal)}, WebAssembly ${mb(usage.external - usage.arrayBuffers)} MB)` +
+      (process.env.BENCH_NODE_FLAGS?.includes('--expose-gc')
+        ? `; after a full collection: heap used ${mb(collected.usage.heapUsed)} MB, RSS ${mb(residentOf(service.pid!).total)} MB`
+        : ''),
+  )
 } finally {
   await stopChildren(children)
   rmSync(dir, { recursive: true, force: true })

@@ -209,7 +209,12 @@ const table: Array<[name: string, expectation: Expectation, evidence: Evidence, 
     pending(1, 0),
   ],
   ['a consumer at another nonce consumed nothing: pending', expectation({ transaction: null }), replacedBy({ nonce: 8n }), pending(1, 0)],
-  ['a given transaction that pays stands beside a consumer from another sender', expectation(), { ...mined(), consumer: tx({ hash: REPLACEMENT, from: OTHER }) }, success()],
+  [
+    'a given transaction that pays stands beside a consumer from another sender',
+    expectation(),
+    { ...mined(), consumer: tx({ hash: REPLACEMENT, from: OTHER }) },
+    success(),
+  ],
 
   // confirmations (the inclusion block is the first)
   ['confirmations 3: pending at 1', expectation({ confirmations: 3 }), mined({}, { head: 100n }), pending(3, 1)],
