@@ -166,8 +166,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     )
   }
 
-  const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined) => {
-    const started = performance.now()
+  /** Handles a block; its figures are reported once the round has written its verdicts too. */
+  const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'>> => {
     // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
     // successes whose block is not final yet.
     const [candidates, matched, watched] = await Promise.all([
@@ -185,20 +185,11 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, matched),
       deps.successes.check(watched, block, finalized, fence),
     ] as const)
-    const ms = performance.now() - started
-    deps.metrics.blockProcessed(deps.chain, ms / 1000)
-    deps.onBlockProcessed?.({
-      chain: deps.chain,
-      number: block.number,
-      transactions: block.transactions.length,
-      candidates: candidates.length,
-      rejudged,
-      ms,
-    })
     deps.metrics.head(deps.chain, block.number, block.timestamp)
+    return { chain: deps.chain, number: block.number, transactions: block.transactions.length, candidates: candidates.length, rejudged }
   }
 
-  const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<void> => {
+  const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {
     switch (event.type) {
       case 'block':
         return onBlock(event.block, event.finalized, fence)
@@ -222,7 +213,15 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   return {
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
-    handle: (event, fence) => deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event, fence)),
+    async handle(event, fence) {
+      const started = performance.now()
+      const processed = await deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event, fence))
+      if (!processed) return
+      // From the block read to every verdict of it written (the round writes them at its end).
+      const ms = performance.now() - started
+      deps.metrics.blockProcessed(deps.chain, ms / 1000)
+      deps.onBlockProcessed?.({ ...processed, ms })
+    },
   }
 }
 

@@ -3,10 +3,10 @@ import type { Clock } from '../common/clock.ts'
 import { recordedTransaction, type Expectation, type Judgement } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
-import { completeTracking, type Completion } from '../store/complete-tracking.ts'
+import { completeTrackings, type Completion } from '../store/complete-tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
-import { deleteMatches, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
+import { saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { judgedOf, type EvidenceQuorum } from './evidence-quorum.ts'
 
@@ -48,12 +48,22 @@ export interface Verdicts {
   /** Publishes progress for `tracking` when it differs from the last one published. */
   progress(tracking: Tracking, required: number, passed: number): void
   /**
-   * Runs one follower event: within it, each block's canonical re-check is asked once, and
-   * `fresh` (the block just read from the RPC) needs no re-check.
+   * Runs one follower event: within it, each block's canonical re-check is asked once, `fresh`
+   * (the block just read from the RPC) needs no re-check, and the final verdicts are written
+   * together in one transaction when the work is done (their `completed` events after it).
    */
   round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>): Promise<T>
   /** Forgets the progress of trackings no longer matched (completed elsewhere: time-out, another node). */
   retain(matchedIds: Set<string>): void
+}
+
+/** A final verdict on its way to the database; `stored`: its match row goes with it. */
+interface FinalWrite {
+  tracking: Tracking
+  completion: Completion
+  stored: boolean
+  fence: WriteFence | undefined
+  log: Logger
 }
 
 export function createVerdicts(deps: VerdictDeps): Verdicts {
@@ -81,6 +91,28 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
 
   /** Trackings whose unprovable failure was logged already (once per tracking). */
   const unprovenLogged = new Set<string>()
+
+  /** Final verdicts of the current round, written when it ends (undefined outside a round: at once). */
+  let roundWrites: FinalWrite[] | undefined
+
+  /** Writes final verdicts, one transaction per write fence (a round has one), then announces them. */
+  const write = async (writes: FinalWrite[]) => {
+    const byFence = new Map<WriteFence | undefined, FinalWrite[]>()
+    for (const w of writes) byFence.set(w.fence, [...(byFence.get(w.fence) ?? []), w])
+    for (const [fence, group] of byFence) {
+      const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored }))
+      const results = await completeTrackings(deps.db, requests, deps.clock(), fence)
+      group.forEach((w, k) => {
+        published.delete(w.tracking.id)
+        unprovenLogged.delete(w.tracking.id)
+        const done = results[k]
+        if (!done) return
+        deps.metrics.completed(deps.chain, done.status, done.failedReason)
+        w.log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
+        deps.events.emit('completed', done)
+      })
+    }
+  }
 
   /** Success and failed alike: written only while the block the verdict rests on is canonical. */
   const complete = async (
@@ -129,14 +161,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       log.info('inclusion block no longer canonical: not completing yet')
       return
     }
-    const done = await completeTracking(deps.db, tracking.id, completion, deps.clock(), fence)
-    published.delete(tracking.id)
-    unprovenLogged.delete(tracking.id)
-    if (stored) await deleteMatches(deps.db, [tracking.id], fence)
-    if (!done) return
-    deps.metrics.completed(deps.chain, done.status, done.failedReason)
-    log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
-    deps.events.emit('completed', done)
+    const final: FinalWrite = { tracking, completion, stored, fence, log }
+    if (roundWrites) roundWrites.push(final)
+    else await write([final])
   }
 
   return {
@@ -145,12 +172,17 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       for (const id of published.keys()) if (!matchedIds.has(id)) published.delete(id)
     },
     async round(fresh, work) {
+      const writes: FinalWrite[] = []
       canonicalInRound = new Map()
+      roundWrites = writes
       if (fresh) canonicalInRound.set(`${fresh.number}:${fresh.hash.toLowerCase()}`, Promise.resolve(true))
       try {
         return await work()
       } finally {
         canonicalInRound = undefined
+        roundWrites = undefined
+        // Also when part of the work failed: the verdicts reached stand (the block is handled again).
+        if (writes.length > 0) await write(writes)
       }
     },
     searchingAgain(trackingId) {
