@@ -6,7 +6,7 @@
 // (PGlite's linear memory: external memory outside ArrayBuffers). Target: RSS ≤ 300 MB.
 // PAYWATCH_* variables (e.g. PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB) are passed on to the service;
 // BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX is 2 as `npm start` sets it unless given. Then BENCH_CREATE_SECONDS (default 10) of creates through the API
-// (32 at a time): creates/s and the RSS after them.
+// (32 at a time): creates/s and the RSS after them, and again BENCH_SETTLE_SECONDS (default 15) later.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -179,6 +179,10 @@ try {
         ? `; after a full collection: heap used ${mb(collected.usage.heapUsed)} MB, RSS ${mb(residentOf(service.pid!).total)} MB`
         : ''),
   )
+  // Following on for a while after the burst: whether the memory it took comes back.
+  const settle = Number(process.env.BENCH_SETTLE_SECONDS ?? 15)
+  await new Promise((resolve) => setTimeout(resolve, settle * 1000))
+  console.log(`${settle} s after the creates (following blocks): RSS ${mb(residentOf(service.pid!).total)} MB`)
 } finally {
   await stopChildren(children)
   rmSync(dir, { recursive: true, force: true })
