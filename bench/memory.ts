@@ -168,6 +168,13 @@ try {
     service.send('memory')
   })
   const after = residentOf(service.pid!)
+  if (process.env.BENCH_SNAPSHOT) {
+    // A heap snapshot of what the burst left (e.g. to compare the constructors' retained sizes).
+    await new Promise((resolve) => {
+      service.once('message', resolve)
+      service.send({ snapshot: process.env.BENCH_SNAPSHOT })
+    })
+  }
   const collected = await new Promise<{ usage: Usage }>((resolve) => {
     service.once('message', resolve as (message: unknown) => void)
     service.send('gc')
