@@ -20,7 +20,7 @@ import { migrate } from '../src/store/migrate.ts'
 import { startAnvil } from '../test/support/index.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
-import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+import { askChild, createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
@@ -110,10 +110,7 @@ try {
   const started = Date.now()
   for (let at = 0; at <= SECONDS; at += 5) {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + at * 1000 - Date.now())))
-    const { usage } = await new Promise<{ usage: Usage }>((resolve) => {
-      service.once('message', resolve as (message: unknown) => void)
-      service.send('memory')
-    })
+    const { usage } = await askChild<{ usage: Usage }>(service, 'memory')
     samples.push({ at, rss: residentOf(service.pid!), usage })
   }
   console.log()
@@ -163,22 +160,13 @@ try {
     }),
   )
   const createRate = created / ((Date.now() - createsStart) / 1000)
-  const { usage } = await new Promise<{ usage: Usage }>((resolve) => {
-    service.once('message', resolve as (message: unknown) => void)
-    service.send('memory')
-  })
+  const { usage } = await askChild<{ usage: Usage }>(service, 'memory')
   const after = residentOf(service.pid!)
   if (process.env.BENCH_SNAPSHOT) {
     // A heap snapshot of what the burst left (e.g. to compare the constructors' retained sizes).
-    await new Promise((resolve) => {
-      service.once('message', resolve)
-      service.send({ snapshot: process.env.BENCH_SNAPSHOT })
-    })
+    await askChild(service, { snapshot: process.env.BENCH_SNAPSHOT })
   }
-  const collected = await new Promise<{ usage: Usage }>((resolve) => {
-    service.once('message', resolve as (message: unknown) => void)
-    service.send('gc')
-  })
+  const collected = await askChild<{ usage: Usage }>(service, 'gc')
   console.log(
     `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
       `heap used ${mb(usage.heapUsed)} of ${mb(usage.heapTotal)}, WebAssembly ${mb(usage.external - usage.arrayBuffers)} MB)` +

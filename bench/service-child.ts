@@ -34,6 +34,14 @@ export function startChild(
   })
 }
 
+/** Sends `message` to a child started with `ipc` (bench/api-server.ts answers 'memory', 'gc', {snapshot}) and resolves with its answer. */
+export function askChild<T>(child: ChildProcess, message: string | object): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', resolve as (answer: unknown) => void)
+    child.send(message)
+  })
+}
+
 /** A new account and API key through the admin API. */
 export async function createAccountKey(serviceUrl: string, adminToken: string): Promise<{ accountId: string; key: string }> {
   const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }

@@ -24,7 +24,7 @@ import { startAnvil } from '../test/support/anvil.ts'
 import { createFreshDatabaseUrl, dropDatabase } from '../test/support/database.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
-import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+import { askChild, createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const SECONDS = Number(process.argv[2] ?? process.env.BENCH_SECONDS ?? 240)
@@ -161,10 +161,7 @@ async function main(): Promise<void> {
 
   const samples: Sample[] = []
   const sample = async (phase: string, at: number) => {
-    const memory = await new Promise<{ usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; gc: Gc }>((resolve) => {
-      service.once('message', resolve)
-      service.send('memory')
-    })
+    const memory = await askChild<{ usage: Usage; spaces: HeapSpaceInfo[]; heap: HeapInfo; gc: Gc }>(service, 'memory')
     samples.push({ at, phase, rss: residentOf(service.pid!), ...memory, pending: secrets.length })
     const s = samples.at(-1)!
     console.log(
@@ -290,10 +287,7 @@ async function main(): Promise<void> {
   await sample('end', (performance.now() - start) / 1000)
   const smaps = readFileSync(`/proc/${service.pid}/smaps_rollup`, 'utf8')
   if (process.env.BENCH_HEAP_SNAPSHOT) {
-    const { written } = await new Promise<{ written: string }>((resolve) => {
-      service.once('message', resolve)
-      service.send({ snapshot: process.env.BENCH_HEAP_SNAPSHOT })
-    })
+    const { written } = await askChild<{ written: string }>(service, { snapshot: process.env.BENCH_HEAP_SNAPSHOT })
     console.log(`heap snapshot of the service: ${written}`)
   }
   const threads = readFileSync(`/proc/${service.pid}/status`, 'utf8').match(/^Threads:\s+(\d+)/m)?.[1]

@@ -153,7 +153,7 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: Evid
         // The sender as this provider states it: a receipt from another sender contradicts.
         const from = receipt.from ?? (await recovered())
         if (!from) return null
-        return all[i]!.fromFetched({ ...checked, from: from as Hash }, receipt, { native })
+        return all[i]!.fromFetched({ ...checked, from }, receipt, { native })
       }
 
       // The first answer: the provider the judged evidence came from, when one provider gave it (its

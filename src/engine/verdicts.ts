@@ -98,7 +98,11 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
   /** Writes final verdicts, one transaction per write fence (a round has one), then announces them. */
   const write = async (writes: FinalWrite[]) => {
     const byFence = new Map<WriteFence | undefined, FinalWrite[]>()
-    for (const w of writes) byFence.set(w.fence, [...(byFence.get(w.fence) ?? []), w])
+    for (const w of writes) {
+      const group = byFence.get(w.fence) ?? []
+      group.push(w)
+      byFence.set(w.fence, group)
+    }
     for (const [fence, group] of byFence) {
       const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored }))
       const results = await completeTrackings(deps.db, requests, deps.clock(), fence)
