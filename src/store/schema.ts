@@ -104,6 +104,8 @@ export interface TrackingsTable {
   reverted_at: Timestamp | null
   /** Migration 0015: the record shows `reverted_at` only when this is true. */
   reverted_ever: Generated<boolean>
+  /** Migration 0026: Unix seconds after which a payment not found yet fails (null: none). */
+  deadline: Numeric | null
   created_at: Timestamp
   updated_at: Timestamp
 }
