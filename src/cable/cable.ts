@@ -2,7 +2,7 @@ import type { Common } from '../common/common.ts'
 import type { Subsystem } from '../common/subsystem.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
-import type { PaymentKey } from '../store/payment-lookups.ts'
+import type { ChannelKey } from './channel-key.ts'
 import { createChannelTrackings } from './channel-trackings.ts'
 import { createCableHub } from './hub.ts'
 import { createCableRelay } from './relay.ts'
@@ -31,7 +31,7 @@ export function createCable(
   const hub = createCableHub()
   const channels = createChannelTrackings(common, db)
   // Only the followed tracking's state: another account's tracking of the payment shows nothing here.
-  const currentState = async (key: PaymentKey): Promise<WidgetMessage | undefined> => {
+  const currentState = async (key: ChannelKey): Promise<WidgetMessage | undefined> => {
     const tracking = await channels.of(key)
     if (!tracking) return undefined
     hub.follow(key, tracking.id)

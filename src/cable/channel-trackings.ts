@@ -2,8 +2,8 @@ import { Counter } from 'prom-client'
 import type { Common } from '../common/common.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/database.ts'
-import { findFirstTrackingsOfPayments, type PaymentKey } from '../store/payment-lookups.ts'
-import { keyString } from './hub.ts'
+import { findFirstTrackingsByDeadline, findFirstTrackingsOfPayments, type PaymentKey } from '../store/payment-lookups.ts'
+import { type ChannelKey, channelKeyString, isDeadlineKey } from './channel-key.ts'
 
 /** A cached answer is trusted this long at most, in case an event that should have cleared it was lost. */
 const CACHE_TTL_MS = 2000
@@ -14,9 +14,14 @@ const BATCH_SIZE = 200
 
 export interface ChannelTrackings {
   /** The tracking the channel of the payment follows (the first created), as stored now; undefined when none. */
-  of(key: PaymentKey): Promise<Tracking | undefined>
+  of(key: ChannelKey): Promise<Tracking | undefined>
   /** A tracking of the payment changed: the next `of` reads it again. */
-  forget(key: PaymentKey): void
+  forget(key: ChannelKey): void
+  /**
+   * A tracking of this (blockchain, sender, receiver) changed: every deadline key of it is read again
+   * (a tracking does not carry the deadline it would be found by).
+   */
+  forgetGroup(group: string): void
   /** Events may have been missed (the LISTEN connection was down): read everything again. */
   forgetAll(): void
 }
@@ -39,7 +44,7 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
   let generationAll = 0
   const waiting = new Map<
     string,
-    { key: PaymentKey; promise: Promise<Tracking | undefined>; settle(t: Tracking | undefined): void; fail(e: unknown): void }
+    { key: ChannelKey; promise: Promise<Tracking | undefined>; settle(t: Tracking | undefined): void; fail(e: unknown): void }
   >()
   const inFlight = new Map<string, Promise<Tracking | undefined>>()
   let reading = false
@@ -56,13 +61,9 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
       const started = new Map(batch.map(([k]) => [k, generations.get(k) ?? 0]))
       try {
         reads.inc()
-        const found = new Map(
-          (
-            await findFirstTrackingsOfPayments(
-              db,
-              batch.map(([, e]) => e.key),
-            )
-          ).map((t) => [keyString(t), t]),
+        const found = await readFirstTrackings(
+          db,
+          batch.map(([, e]) => e.key),
         )
         const at = common.clock().getTime()
         for (const [k, entry] of batch) {
@@ -76,21 +77,50 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
         for (const [k] of batch) {
           inFlight.delete(k)
           generations.delete(k)
+          if (!cache.has(k) && !waiting.has(k)) leaveGroup(k)
         }
       }
     }
     reading = false
   }
 
+  /** Cached and queued deadline keys by group, so that `forgetGroup` finds them without a scan. */
+  const groups = new Map<string, Set<string>>()
+  const groupOfString = (k: string): string | undefined => (k.startsWith('d:') ? k.slice(2, k.lastIndexOf(':')) : undefined)
+  const joinGroup = (k: string) => {
+    const group = groupOfString(k)
+    if (group === undefined) return
+    let members = groups.get(group)
+    if (!members) groups.set(group, (members = new Set()))
+    members.add(k)
+  }
+  const leaveGroup = (k: string) => {
+    const group = groupOfString(k)
+    const members = group === undefined ? undefined : groups.get(group)
+    if (!members?.delete(k) || members.size > 0) return
+    groups.delete(group!)
+  }
+  const uncache = (k: string) => {
+    if (cache.delete(k) && !inFlight.has(k) && !waiting.has(k)) leaveGroup(k)
+  }
+
   const remember = (k: string, tracking: Tracking | undefined, at: number) => {
     cache.delete(k)
     cache.set(k, { tracking, at })
-    if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!)
+    joinGroup(k)
+    if (cache.size > CACHE_ENTRIES) uncache(cache.keys().next().value!)
+  }
+
+  const forget = (k: string) => {
+    uncache(k)
+    generations.set(k, (generations.get(k) ?? 0) + 1)
+    // The generation only matters while a read of the payment is on its way.
+    if (!inFlight.has(k)) generations.delete(k)
   }
 
   return {
     of(key) {
-      const k = keyString(key)
+      const k = channelKeyString(key)
       const cached = cache.get(k)
       if (cached && common.clock().getTime() - cached.at < CACHE_TTL_MS) return Promise.resolve(cached.tracking)
       const shared = inFlight.get(k) ?? waiting.get(k)?.promise
@@ -99,6 +129,7 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
       let fail!: (e: unknown) => void
       const promise = new Promise<Tracking | undefined>((resolve, reject) => ((settle = resolve), (fail = reject)))
       waiting.set(k, { key, promise, settle, fail })
+      joinGroup(k)
       // The first subscribe of a burst waits one turn, so that the rest of its frames join its read.
       if (!reading) {
         reading = true
@@ -106,16 +137,29 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
       }
       return promise
     },
-    forget(key) {
-      const k = keyString(key)
-      cache.delete(k)
-      generations.set(k, (generations.get(k) ?? 0) + 1)
-      // The generation only matters while a read of the payment is on its way.
-      if (!inFlight.has(k)) generations.delete(k)
+    forget: (key) => forget(channelKeyString(key)),
+    forgetGroup(group) {
+      for (const k of [...(groups.get(group) ?? [])]) forget(k)
     },
     forgetAll() {
       cache.clear()
+      groups.clear()
+      for (const k of [...waiting.keys(), ...inFlight.keys()]) joinGroup(k)
       generationAll++
     },
   }
+}
+
+/** The followed tracking of each key (missing: none), nonce and deadline keys read in one statement each. */
+async function readFirstTrackings(db: Db, keys: ChannelKey[]): Promise<Map<string, Tracking>> {
+  const byNonce = keys.filter((key): key is PaymentKey => !isDeadlineKey(key))
+  const byDeadline = keys.filter(isDeadlineKey)
+  const [nonceFound, deadlineFound] = await Promise.all([
+    byNonce.length > 0 ? findFirstTrackingsOfPayments(db, byNonce) : [],
+    byDeadline.length > 0 ? findFirstTrackingsByDeadline(db, byDeadline) : [],
+  ])
+  return new Map([
+    ...nonceFound.map((t): [string, Tracking] => [channelKeyString({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce }), t]),
+    ...deadlineFound.map(({ key, tracking }): [string, Tracking] => [channelKeyString(key), tracking]),
+  ])
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
-import type { PaymentKey } from '../store/payment-lookups.ts'
-import type { CableClient, CableHub, Subscription } from './hub.ts'
+import type { ChannelKey } from './channel-key.ts'
+import { type CableClient, type CableHub, releases, type Subscription } from './hub.ts'
 import { confirmFrame, messageFrame, parseClientCommand, parsePaymentIdentifier, rejectFrame } from './protocol.ts'
 import type { WidgetMessage } from './widget-messages.ts'
 
@@ -18,26 +18,44 @@ export interface CableConnectionDeps {
   /** A subscription was rejected because the socket holds its limit (counted in a metric). */
   onTooMany(): void
   /** The state to show a subscriber of a payment that completed or was released before it came. */
-  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+  currentState(key: ChannelKey): Promise<WidgetMessage | undefined>
 }
+
+/** The socket under a connection: frames out, and the close the server starts. */
+export interface CableSocket {
+  send(frame: string): void
+  close(code: number): void
+}
+
+/** The close code after which the widgets do not reconnect (any other code makes them reconnect). */
+export const CLOSE_NORMAL = 1000
 
 /**
  * The commands of one WebSocket. Frames we do not understand are ignored, as ActionCable does: a
- * bad frame never closes the connection or reaches anyone else.
+ * bad frame (widget 13's own keep-alive pings among them) never closes the connection or reaches anyone else.
+ *
+ * Once the user is released on every subscription of the socket, the server closes it with 1000: the
+ * widgets reconnect after any other close (widget 12 closes without a code, which reaches it as 1005, and
+ * would reconnect every second to be told the same release again).
  */
 export class CableConnection {
+  private readonly socket: CableSocket
   private readonly client: CableClient
   private readonly deps: CableConnectionDeps
   private readonly subscriptions = new Map<string, Subscription>()
+  /** Subscriptions whose release was sent: they wait no more. */
+  private readonly done = new Set<Subscription>()
   private closed = false
   private subscribeCommands = 0
 
-  constructor(client: CableClient, deps: CableConnectionDeps) {
-    this.client = client
+  constructor(socket: CableSocket, deps: CableConnectionDeps) {
+    this.socket = socket
+    this.client = { send: (frame) => socket.send(frame), released: (subscription) => this.released(subscription) }
     this.deps = deps
   }
 
   receive(frame: string): void {
+    if (this.closed) return
     const command = parseClientCommand(frame)
     if (!command) {
       this.deps.logger.debug({ bytes: frame.length }, 'cable: ignored a frame that is not a command')
@@ -50,9 +68,11 @@ export class CableConnection {
 
   /** The socket closed: forget every subscription. */
   close(): void {
+    if (this.closed) return
     this.closed = true
     for (const subscription of this.subscriptions.values()) this.deps.hub.remove(subscription)
     this.subscriptions.clear()
+    this.done.clear()
   }
 
   private subscribe(identifier: string): void {
@@ -83,7 +103,17 @@ export class CableConnection {
     const subscription = this.subscriptions.get(identifier)
     if (!subscription) return
     this.subscriptions.delete(identifier)
+    this.done.delete(subscription)
     this.deps.hub.remove(subscription)
+  }
+
+  /** A message with `release: true` went to the subscription: close the socket when nothing else waits. */
+  private released(subscription: Subscription): void {
+    if (this.closed || this.subscriptions.get(subscription.identifier) !== subscription) return
+    this.done.add(subscription)
+    if (this.done.size < this.subscriptions.size) return
+    this.close()
+    this.socket.close(CLOSE_NORMAL)
   }
 
   /**
@@ -103,5 +133,6 @@ export class CableConnection {
     if (this.subscriptions.get(subscription.identifier) !== subscription) return
     subscription.published++
     this.client.send(messageFrame(subscription.identifier, message))
+    if (releases(message)) this.released(subscription)
   }
 }

@@ -1,5 +1,5 @@
 import { isAddress } from 'viem'
-import type { PaymentKey } from '../store/payment-lookups.ts'
+import type { ChannelKey } from './channel-key.ts'
 
 /**
  * The ActionCable wire protocol (`actioncable-v1-json`) as far as the payment widget uses it:
@@ -16,7 +16,10 @@ export type ClientCommand =
 
 const MAX_IDENTIFIER_LENGTH = 1024
 
-/** A client frame, or undefined when it is not one we understand (it is then ignored). */
+/**
+ * A client frame, or undefined when it is not one we understand (it is then ignored). Widget 13 sends its
+ * own keep-alive `{"type":"ping","message":<seconds>}` every 3 s: no command, so ignored like any other.
+ */
 export function parseClientCommand(frame: string): ClientCommand | undefined {
   let data: unknown
   try {
@@ -32,10 +35,12 @@ export function parseClientCommand(frame: string): ClientCommand | undefined {
 }
 
 /**
- * A `PaymentChannel` identifier: `{"channel":"PaymentChannel","blockchain":…,"sender":…,"nonce":…}`,
- * nonce a number or a string of digits, sender any letter case. Undefined when malformed.
+ * A `PaymentChannel` identifier, as the widgets send it: `{"channel":"PaymentChannel","blockchain":…,
+ * "sender":…,"nonce":…}` (widget 12), or without a nonce `{…,"sender":…,"receiver":…,"deadline":…}`
+ * (widget 13). Numbers as JSON numbers or strings of digits, addresses any letter case. An identifier with
+ * a nonce names the payment by it (section 4 unchanged), whatever else it carries. Undefined when malformed.
  */
-export function parsePaymentIdentifier(identifier: string): PaymentKey | undefined {
+export function parsePaymentIdentifier(identifier: string): ChannelKey | undefined {
   let data: unknown
   try {
     data = JSON.parse(identifier)
@@ -43,16 +48,28 @@ export function parsePaymentIdentifier(identifier: string): PaymentKey | undefin
     return undefined
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return undefined
-  const { channel, blockchain, sender, nonce } = data as Record<string, unknown>
+  const { channel, blockchain, sender, nonce, receiver, deadline } = data as Record<string, unknown>
   if (channel !== 'PaymentChannel') return undefined
   if (typeof blockchain !== 'string' || !/^[a-z0-9_-]{1,40}$/.test(blockchain)) return undefined
-  if (typeof sender !== 'string' || !isAddress(sender, { strict: false })) return undefined
+  if (!isAnyAddress(sender)) return undefined
+  if (nonce !== undefined) {
+    const n = unsignedOf(nonce)
+    return n === undefined ? undefined : { blockchain, sender: sender.toLowerCase(), nonce: n }
+  }
+  if (!isAnyAddress(receiver)) return undefined
+  const d = unsignedOf(deadline)
+  return d === undefined ? undefined : { blockchain, sender: sender.toLowerCase(), receiver: receiver.toLowerCase(), deadline: d }
+}
+
+const isAnyAddress = (value: unknown): value is string => typeof value === 'string' && isAddress(value, { strict: false })
+
+/** A number or string of digits below 2^64 (nonces, and deadlines: the column holds 20 digits). */
+function unsignedOf(value: unknown): bigint | undefined {
   let n: bigint
-  if (typeof nonce === 'number' && Number.isSafeInteger(nonce) && nonce >= 0) n = BigInt(nonce)
-  else if (typeof nonce === 'string' && /^\d{1,20}$/.test(nonce)) n = BigInt(nonce)
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) n = BigInt(value)
+  else if (typeof value === 'string' && /^\d{1,20}$/.test(value)) n = BigInt(value)
   else return undefined
-  if (n >= 2n ** 64n) return undefined
-  return { blockchain, sender: sender.toLowerCase(), nonce: n }
+  return n < 2n ** 64n ? n : undefined
 }
 
 export const welcomeFrame = (): string => JSON.stringify({ type: 'welcome' })

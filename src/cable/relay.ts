@@ -4,26 +4,29 @@ import type { Common } from '../common/common.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEventMap, TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
-import type { PaymentKey } from '../store/payment-lookups.ts'
 import { createPgListener, type PgListener } from '../store/pg-listener.ts'
+import { type ChannelKey, channelRoutesOf, deadlineGroup } from './channel-key.ts'
 import type { ChannelTrackings } from './channel-trackings.ts'
 import type { CableHub } from './hub.ts'
-import { confirmationsMessage, statusMessage } from './widget-messages.ts'
+import { confirmationsMessage, statusMessage, type WidgetMessage } from './widget-messages.ts'
 
 export const EVENTS_CHANNEL = 'paywatch_events'
 
 /**
- * What crosses nodes: small enough for NOTIFY (8000 bytes), the payment key so that a node without
- * subscribers drops it without a query, the tracking id so that one with subscribers reads the
- * state itself, and the node that sent it so that it does not deliver its own events twice.
+ * What crosses nodes: small enough for NOTIFY (8000 bytes), the payment's keys (blockchain, sender,
+ * nonce, receiver) so that a node without subscribers drops it without a query, the tracking id so that
+ * one with subscribers reads the state itself, and the node that sent it so that it does not deliver its
+ * own events twice. Sender and nonce are absent while a nonce-less tracking has not found its payment.
  */
 interface Note {
   o: string
   k: 'progress' | 'completed' | 'released'
   id: string
   b: string
-  s: string
-  n: string
+  s?: string
+  n?: string
+  /** The receiver (a deadline subscription is found by blockchain, sender and receiver). */
+  v?: string
   r?: number
   p?: number
 }
@@ -63,10 +66,8 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   let receiving: Promise<void> = Promise.resolve()
   let listener: PgListener | undefined
 
-  const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce })
-
   /** The followed tracking of a payment someone here subscribed to: remembered by the hub, else read. */
-  const followedBy = async (key: PaymentKey): Promise<string | undefined> => {
+  const followedBy = async (key: ChannelKey): Promise<string | undefined> => {
     const known = hub.followed(key)
     if (known) return known
     // An answer cached before the payment's first tracking was created would say "none".
@@ -75,7 +76,7 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
     if (tracking) hub.follow(key, tracking.id)
     return tracking?.id
   }
-  const isFollowed = async (key: PaymentKey, trackingId: string): Promise<boolean> => (await followedBy(key)) === trackingId
+  const isFollowed = async (key: ChannelKey, trackingId: string): Promise<boolean> => (await followedBy(key)) === trackingId
 
   // Notes raised while a NOTIFY is on its way go out together in the next one: one statement per
   // batch, not per event (a burst of callbacks releases thousands of payments a second).
@@ -88,7 +89,19 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   }
   const share = (kind: Note['k'], t: Tracking, numbers: { r?: number; p?: number } = {}) => {
     if (!deps.databaseUrl) return
-    const note: Note = { o: nodeId, k: kind, id: t.id, b: t.blockchain, s: t.sender, n: t.nonce.toString(), ...numbers }
+    // Widened: a nonce-less tracking has neither until its payment is found.
+    const sender: string | null = t.sender
+    const nonce: bigint | null = t.nonce
+    const note: Note = {
+      o: nodeId,
+      k: kind,
+      id: t.id,
+      b: t.blockchain,
+      ...(sender ? { s: sender } : {}),
+      ...(nonce !== null ? { n: nonce.toString() } : {}),
+      v: t.receiver,
+      ...numbers,
+    }
     queued.push(JSON.stringify(note))
     if (queued.length > 1) return
     publishing = publishing
@@ -109,25 +122,31 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   const deliverInOrder = (work: () => Promise<void>) => {
     delivering = delivering.then(work).catch((error: unknown) => common.logger.warn({ err: error }, 'cable: could not deliver an event'))
   }
+  /** The channels subscribed here that a tracking's event may concern (each checked against its followed one). */
+  const subscribedKeys = (routes: { nonceKey?: ChannelKey; group?: string }): ChannelKey[] => [
+    ...(routes.nonceKey && hub.hasSubscribers(routes.nonceKey) ? [routes.nonceKey] : []),
+    ...(routes.group ? hub.deadlineKeys(routes.group) : []),
+  ]
+  const forgetRoutes = (routes: { nonceKey?: ChannelKey; group?: string }) => {
+    if (routes.nonceKey) channels.forget(routes.nonceKey)
+    if (routes.group) channels.forgetGroup(routes.group)
+  }
+  const publishFollowed = (keys: ChannelKey[], trackingId: string, message: WidgetMessage) => {
+    if (keys.length === 0) return
+    deliverInOrder(async () => {
+      for (const key of keys) if (await isFollowed(key, trackingId)) hub.publish(key, message)
+    })
+  }
   const onProgress = guarded(({ tracking, required, passed }: TrackingEventMap['progress'][0]) => {
-    const key = keyOf(tracking)
-    if (hub.hasSubscribers(key)) {
-      deliverInOrder(async () => {
-        if (await isFollowed(key, tracking.id)) hub.publish(key, confirmationsMessage(required, passed))
-      })
-    }
+    publishFollowed(subscribedKeys(channelRoutesOf(tracking)), tracking.id, confirmationsMessage(required, passed))
     share('progress', tracking, { r: required, p: passed })
   })
   const onFinal = (kind: 'completed' | 'released') =>
     guarded((tracking: Tracking) => {
-      const key = keyOf(tracking)
-      channels.forget(key)
+      const routes = channelRoutesOf(tracking)
+      forgetRoutes(routes)
       const message = statusMessage(tracking)
-      if (message && hub.hasSubscribers(key)) {
-        deliverInOrder(async () => {
-          if (await isFollowed(key, tracking.id)) hub.publish(key, message)
-        })
-      }
+      if (message) publishFollowed(subscribedKeys(routes), tracking.id, message)
       share(kind, tracking)
     })
   const onCompleted = onFinal('completed')
@@ -145,19 +164,25 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   const onNote = (payload: string) => {
     const note = parseNote(payload)
     if (!note || note.o === nodeId) return
-    const key: PaymentKey = { blockchain: note.b, sender: note.s, nonce: BigInt(note.n) }
-    if (note.k !== 'progress') channels.forget(key)
-    if (!hub.hasSubscribers(key)) return
+    const routes = {
+      ...(note.s && note.n ? { nonceKey: { blockchain: note.b, sender: note.s, nonce: BigInt(note.n) } } : {}),
+      ...(note.s && note.v ? { group: deadlineGroup(note.b, note.s, note.v) } : {}),
+    }
+    if (note.k !== 'progress') forgetRoutes(routes)
+    const keys = subscribedKeys(routes)
+    if (keys.length === 0) return
     inOrder(async () => {
-      if (!(await isFollowed(key, note.id))) return
-      if (note.k === 'progress') {
-        hub.publish(key, confirmationsMessage(note.r ?? 0, note.p ?? 0))
-        return
+      for (const key of keys) {
+        if (!(await isFollowed(key, note.id))) continue
+        if (note.k === 'progress') {
+          hub.publish(key, confirmationsMessage(note.r ?? 0, note.p ?? 0))
+          continue
+        }
+        // The state as stored now: a later release may already be in it, which is what the widget wants.
+        const tracking = await channels.of(key)
+        const message = tracking?.id === note.id ? statusMessage(tracking) : undefined
+        if (message) hub.publish(key, message)
       }
-      // The state as stored now: a later release may already be in it, which is what the widget wants.
-      const tracking = await channels.of(key)
-      const message = tracking?.id === note.id ? statusMessage(tracking) : undefined
-      if (message) hub.publish(key, message)
     })
   }
 
@@ -210,8 +235,10 @@ function parseNote(payload: string): Note | undefined {
   if (typeof data !== 'object' || data === null) return undefined
   const note = data as Partial<Note>
   if (typeof note.o !== 'string' || typeof note.k !== 'string' || !kinds.has(note.k)) return undefined
-  if (typeof note.id !== 'string' || typeof note.b !== 'string' || typeof note.s !== 'string') return undefined
-  if (typeof note.n !== 'string' || !/^\d{1,20}$/.test(note.n)) return undefined
+  if (typeof note.id !== 'string' || typeof note.b !== 'string') return undefined
+  if (note.s !== undefined && typeof note.s !== 'string') return undefined
+  if (note.v !== undefined && typeof note.v !== 'string') return undefined
+  if (note.n !== undefined && (typeof note.n !== 'string' || !/^\d{1,20}$/.test(note.n))) return undefined
   if (note.k === 'progress' && (!Number.isInteger(note.r) || !Number.isInteger(note.p))) return undefined
   return note as Note
 }

@@ -5,11 +5,11 @@ import type { RawData, WebSocket } from 'ws'
 import type { Common } from '../common/common.ts'
 import { problem } from '../http/problem.ts'
 import { problemResponses } from '../http/problem-schemas.ts'
-import type { PaymentKey } from '../store/payment-lookups.ts'
+import type { ChannelKey } from './channel-key.ts'
 import { createAddressLimits } from './address-limits.ts'
 import { CableConnection } from './connection.ts'
 import { answerRefusedHandshake } from './handshake-problem.ts'
-import type { CableClient, CableHub } from './hub.ts'
+import type { CableHub } from './hub.ts'
 import { ACTION_CABLE_PROTOCOL, disconnectFrame, pingFrame, welcomeFrame } from './protocol.ts'
 import type { WidgetMessage } from './widget-messages.ts'
 
@@ -32,7 +32,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024
 export interface CableRouteDeps {
   common: Common
   hub: CableHub
-  currentState(key: PaymentKey): Promise<WidgetMessage | undefined>
+  currentState(key: ChannelKey): Promise<WidgetMessage | undefined>
   ticker?: Ticker
 }
 
@@ -127,7 +127,8 @@ export function cableRoute(deps: CableRouteDeps) {
       method: 'GET',
       url: '/cable',
       schema: {
-        summary: 'ActionCable WebSocket for the payment widget (PaymentChannel by blockchain, sender, nonce)',
+        summary:
+          'ActionCable WebSocket for the payment widget (PaymentChannel by blockchain, sender and nonce, or sender, receiver and deadline)',
         description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
         tags: ['widget'],
         security: [],
@@ -140,14 +141,16 @@ export function cableRoute(deps: CableRouteDeps) {
       },
       wsHandler: (socket) => {
         sockets.add(socket)
-        const client: CableClient = { send: (frame) => send(socket, frame) }
-        const connection = new CableConnection(client, {
-          hub: deps.hub,
-          logger: deps.common.logger,
-          currentState: deps.currentState,
-          maxSubscriptions: config.cableMaxSubscriptions,
-          onTooMany: () => refusals.inc({ reason: 'subscriptions' }),
-        })
+        const connection = new CableConnection(
+          { send: (frame) => send(socket, frame), close: (code) => socket.close(code) },
+          {
+            hub: deps.hub,
+            logger: deps.common.logger,
+            currentState: deps.currentState,
+            maxSubscriptions: config.cableMaxSubscriptions,
+            onTooMany: () => refusals.inc({ reason: 'subscriptions' }),
+          },
+        )
         socket.on('message', (data, isBinary) => {
           if (isBinary) return
           connection.receive(textOf(data))
@@ -156,7 +159,7 @@ export function cableRoute(deps: CableRouteDeps) {
           sockets.delete(socket)
           connection.close()
         })
-        client.send(welcomeFrame())
+        send(socket, welcomeFrame())
       },
     })
   }

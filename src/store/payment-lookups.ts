@@ -9,6 +9,14 @@ export interface PaymentKey {
   nonce: bigint
 }
 
+/** A payment as the current widget (DePay 13) names it, without a nonce: addresses lower-case. */
+export interface DeadlineKey {
+  blockchain: string
+  sender: string
+  receiver: string
+  deadline: bigint
+}
+
 /**
  * The tracking POST /v2/payments/release names by its secret, with the hash it carried before the
  * engine judged a replacing transaction (migration 0004), if any.
@@ -57,4 +65,42 @@ export async function findFirstTrackingsOfPayments(db: Db, keys: PaymentKey[]): 
     .orderBy('id')
     .execute()
   return rows.map(rowToTracking)
+}
+
+/**
+ * Of each (blockchain, sender, receiver, deadline), the tracking created first (by any account), in one
+ * statement: the one the widget channel of that key follows (ties broken by id, as above). Answered as
+ * pairs, since the record does not carry the deadline it was found by. Keys nobody tracks are missing.
+ * Served by the partial index `trackings_widget_deadline` (migration 0026).
+ */
+export async function findFirstTrackingsByDeadline(db: Db, keys: DeadlineKey[]): Promise<{ key: DeadlineKey; tracking: Tracking }[]> {
+  if (keys.length === 0) return []
+  const rows = await db
+    .selectFrom('trackings')
+    .selectAll()
+    .where('deadline', 'is not', null)
+    .where((eb) =>
+      eb.or(
+        keys.map((key) =>
+          eb.and([
+            eb('blockchain', '=', key.blockchain),
+            eb('receiver', '=', key.receiver),
+            eb('deadline', '=', key.deadline.toString()),
+            eb('sender', '=', key.sender),
+          ]),
+        ),
+      ),
+    )
+    .distinctOn(['blockchain', 'receiver', 'deadline', 'sender'])
+    .orderBy('blockchain')
+    .orderBy('receiver')
+    .orderBy('deadline')
+    .orderBy('sender')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  return rows.map((row) => ({
+    key: { blockchain: row.blockchain, sender: row.sender as string, receiver: row.receiver, deadline: BigInt(row.deadline!) },
+    tracking: rowToTracking(row),
+  }))
 }

@@ -217,14 +217,35 @@ test('confirmations while confirming, then the final state, then the release (20
     identifier,
     message: { status: 'success', release: true, forward_to: 'https://shop.example/thanks', failed_reason: null },
   })
-  // An idempotent repeat announces nothing new.
-  await service.api(apiKey, {
-    method: 'POST',
+  // Released and nothing else waits on the socket: the server closes it with 1000 (no reconnect).
+  assert.equal((await client.closed).code, 1000)
+  assert.deepEqual(client.pending(), [])
+})
+
+test('an idempotent repeat of a release announces nothing new to a widget still waiting on another payment', async () => {
+  const client = await connect()
+  const t = await insertTestTracking(service.database.db, accountId)
+  const waiting = await insertTestTracking(service.database.db, accountId)
+  const identifier = await subscribed(client, t)
+  const waitingId = await subscribed(client, waiting)
+  await complete(t, { status: 'success', transaction: t.transaction! })
+  assert.equal((await client.next()).identifier, identifier)
+  const release = {
+    method: 'POST' as const,
     url: '/v2/payments/release',
     payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: 7, secret_id: t.secretId },
+  }
+  assert.equal((await service.api(apiKey, release)).statusCode, 200)
+  assert.deepEqual((await client.next()).message, {
+    status: 'success',
+    release: true,
+    forward_to: 'https://shop.example/thanks',
+    failed_reason: null,
   })
-  service.events.emit('progress', { tracking: t, required: 9, passed: 9 })
-  assert.deepEqual((await client.next()).message, { confirmations: { required: 9, passed: 9 } })
+  assert.equal((await service.api(apiKey, release)).statusCode, 200)
+  service.events.emit('progress', { tracking: waiting, required: 9, passed: 9 })
+  assert.deepEqual(await client.next(), { identifier: waitingId, message: { confirmations: { required: 9, passed: 9 } } })
+  assert.deepEqual(client.pending(), [], 'no second release message')
 })
 
 test('a failed payment forwards the user only with forward_on_failure', async () => {

@@ -54,3 +54,23 @@ export function testTracking(accountId: string, overrides: Partial<Tracking> = {
     ...overrides,
   }
 }
+
+/**
+ * Sets a tracking's `deadline` column (migration 0026) directly: the widget channel's second identifier
+ * finds trackings by it, whether POST /v2/payments stored it or not.
+ */
+export async function setTrackingDeadline(db: Db, trackingId: string, deadline: bigint | number): Promise<void> {
+  await db.updateTable('trackings').set({ deadline: deadline.toString() }).where('id', '=', trackingId).execute()
+}
+
+/** A pending tracking with a deadline, stored directly (see insertTestTracking). */
+export async function insertDeadlineTracking(
+  db: Db,
+  accountId: string,
+  deadline: bigint | number,
+  overrides: Partial<Tracking> = {},
+): Promise<Tracking> {
+  const stored = await insertTestTracking(db, accountId, overrides)
+  await setTrackingDeadline(db, stored.id, deadline)
+  return stored
+}
