@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { ChannelKey } from './channel-key.ts'
-import { type CableClient, type CableHub, releases, type Subscription } from './hub.ts'
-import { confirmFrame, messageFrame, parseClientCommand, parsePaymentIdentifier, rejectFrame } from './protocol.ts'
+import { type CableClient, type CableHub, deliver, type Subscription } from './hub.ts'
+import { confirmFrame, parseClientCommand, parsePaymentIdentifier, rejectFrame } from './protocol.ts'
 import type { WidgetMessage } from './widget-messages.ts'
 
 /**
@@ -131,8 +131,6 @@ export class CableConnection {
     }
     if (!message || this.closed || subscription.published !== before) return
     if (this.subscriptions.get(subscription.identifier) !== subscription) return
-    subscription.published++
-    this.client.send(messageFrame(subscription.identifier, message))
-    if (releases(message)) this.released(subscription)
+    deliver(subscription, message)
   }
 }

@@ -18,13 +18,18 @@ export interface Subscription {
   key: ChannelKey
   /** Messages published to it so far: a late current-state answer is dropped when newer news went out. */
   published: number
+  /** The last final state sent (JSON): the same state again, from the event and the subscribe's read, is not repeated. */
+  lastStatus?: string
 }
 
 export interface CableHub {
   add(subscription: Subscription): void
   remove(subscription: Subscription): void
-  /** Sends the message to every subscriber of the payment; returns how many got it. */
-  publish(key: ChannelKey, message: WidgetMessage): number
+  /**
+   * Sends the message to every subscriber of the payment; returns how many got it. `repeat`: also to a
+   * subscriber last told the same final state (after a gap in which events may have been lost).
+   */
+  publish(key: ChannelKey, message: WidgetMessage, options?: { repeat?: boolean }): number
   hasSubscribers(key: ChannelKey): boolean
   /** The subscribed deadline keys of a (blockchain, sender, receiver) group (see channelRoutesOf). */
   deadlineKeys(group: string): DeadlineKey[]
@@ -80,18 +85,12 @@ export function createCableHub(): CableHub {
       members?.delete(k)
       if (members?.size === 0) groups.delete(group)
     },
-    publish(key, message) {
+    publish(key, message, options) {
       const entry = byKey.get(channelKeyString(key))
       if (!entry) return 0
-      const frameOf = (identifier: string) => messageFrame(identifier, message)
-      const released = releases(message)
       // Copied: a release may close the connection, which removes its subscriptions from this set.
       const subscriptions = [...entry.subscriptions]
-      for (const subscription of subscriptions) {
-        subscription.published++
-        subscription.client.send(frameOf(subscription.identifier))
-        if (released) subscription.client.released(subscription)
-      }
+      for (const subscription of subscriptions) deliver(subscription, message, options)
       return subscriptions.length
     },
     hasSubscribers: (key) => byKey.has(channelKeyString(key)),
@@ -106,4 +105,21 @@ export function createCableHub(): CableHub {
       return size
     },
   }
+}
+
+/**
+ * Sends one message to one subscription, unless it is the final state the subscription was last told
+ * (a subscribe's read of the current state and the event of the same change can both arrive). After a
+ * release the connection may close. Answers whether it was sent.
+ */
+export function deliver(subscription: Subscription, message: WidgetMessage, options: { repeat?: boolean } = {}): boolean {
+  if ('status' in message) {
+    const text = JSON.stringify(message)
+    if (subscription.lastStatus === text && !options.repeat) return false
+    subscription.lastStatus = text
+  }
+  subscription.published++
+  subscription.client.send(messageFrame(subscription.identifier, message))
+  if (releases(message)) subscription.client.released(subscription)
+  return true
 }

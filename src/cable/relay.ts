@@ -195,7 +195,7 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
         if (!tracking) return
         hub.follow(key, tracking.id)
         const message = statusMessage(tracking)
-        if (message) hub.publish(key, message)
+        if (message) hub.publish(key, message, { repeat: true })
       })
     }
   }

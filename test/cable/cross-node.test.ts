@@ -7,7 +7,7 @@ import { LISTENER_APPLICATION_NAME } from '../../src/store/pg-listener.ts'
 import { connectWelcomed, subscribeConfirmed, type TestCableClient } from '../support/cable-client.ts'
 import { testDatabaseUrl } from '../support/database.ts'
 import { startTestService, type TestService } from '../support/service.ts'
-import { insertTestTracking, randomAddress } from '../support/trackings.ts'
+import { insertDeadlineTracking, insertTestTracking, randomAddress } from '../support/trackings.ts'
 
 // Two nodes share one PostgreSQL database; the embedded database is one process, so there is nothing to test there.
 const skip = testDatabaseUrl ? false : 'cross-node delivery needs PostgreSQL: run with DATABASE_URL=postgres://… to include it'
@@ -50,8 +50,12 @@ test('events on node A reach a widget on node B, once each on both nodes', { ski
   const onA = await connect(nodeA)
   const onB = await connect(nodeB)
   const t = await insertTestTracking(nodeA.database.db, accountId)
+  // A second payment both widgets still wait on: the release of the first does not close their sockets.
+  const waiting = await insertTestTracking(nodeA.database.db, accountId)
   const idA = await subscribed(onA, t)
   const idB = await subscribed(onB, t)
+  const markerA = await subscribed(onA, waiting)
+  const markerB = await subscribed(onB, waiting)
 
   nodeA.events.emit('progress', { tracking: t, required: 2, passed: 1 })
   assert.deepEqual(await onB.next(), { identifier: idB, message: { confirmations: { required: 2, passed: 1 } } })
@@ -68,15 +72,15 @@ test('events on node A reach a widget on node B, once each on both nodes', { ski
 
   // Node A delivered its own events directly; had it also delivered its own NOTIFYs, the duplicates
   // would be queued before this marker, which reaches A through the same LISTEN connection after them.
-  nodeB.events.emit('progress', { tracking: t, required: 7, passed: 7 })
+  nodeB.events.emit('progress', { tracking: waiting, required: 7, passed: 7 })
   const marker = { confirmations: { required: 7, passed: 7 } }
-  assert.deepEqual(await onB.next(), { identifier: idB, message: marker })
+  assert.deepEqual(await onB.next(), { identifier: markerB, message: marker })
   const seenOnA = [await onA.next(), await onA.next(), await onA.next(), await onA.next()]
   assert.deepEqual(seenOnA, [
     { identifier: idA, message: { confirmations: { required: 2, passed: 1 } } },
     { identifier: idA, message: completed },
     { identifier: idA, message: released },
-    { identifier: idA, message: marker },
+    { identifier: markerA, message: marker },
   ])
 })
 
@@ -159,4 +163,31 @@ test("another account's later tracking of the same payment never reaches a widge
   const latest = await connect(nodeA)
   const latestId = await subscribed(latest, first)
   assert.deepEqual(await latest.next(), { identifier: latestId, message: held })
+})
+
+test('a widget 13 subscription on node B, made before its tracking exists, follows it through node A', { skip }, async () => {
+  const onB = await connect(nodeB)
+  const sender = randomAddress()
+  const receiver = randomAddress()
+  const deadline = 1_767_227_400
+  const identifier = JSON.stringify({
+    blockchain: 'ethereum',
+    sender,
+    receiver: receiver.toUpperCase().replace('0X', '0x'),
+    deadline,
+    channel: 'PaymentChannel',
+  })
+  onB.send({ command: 'subscribe', identifier })
+  assert.deepEqual(await onB.next(), { identifier, type: 'confirm_subscription' })
+
+  const t = await insertDeadlineTracking(nodeA.database.db, accountId, deadline, { sender, receiver })
+  nodeA.events.emit('progress', { tracking: t, required: 2, passed: 1 })
+  assert.deepEqual(await onB.next(), { identifier, message: { confirmations: { required: 2, passed: 1 } } })
+  const done = await completeTracking(nodeA.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  nodeA.events.emit('completed', done!)
+  const completed = { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null }
+  assert.deepEqual(await onB.next(), { identifier, message: completed })
+  assert.equal((await releaseThroughA(t)).statusCode, 200)
+  assert.deepEqual(await onB.next(), { identifier, message: { ...completed, release: true } })
+  assert.equal((await onB.closed).code, 1000, 'released on node A, closed on node B')
 })
