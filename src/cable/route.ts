@@ -127,8 +127,7 @@ export function cableRoute(deps: CableRouteDeps) {
       method: 'GET',
       url: '/cable',
       schema: {
-        summary:
-          'ActionCable WebSocket for the payment widget (PaymentChannel by blockchain, sender and nonce, or sender, receiver and deadline)',
+        summary: 'ActionCable WebSocket for the payment widget (PaymentChannel by blockchain, sender, nonce)',
         description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
         tags: ['widget'],
         security: [],
