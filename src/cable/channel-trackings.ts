@@ -159,7 +159,11 @@ async function readFirstTrackings(db: Db, keys: ChannelKey[]): Promise<Map<strin
     byDeadline.length > 0 ? findFirstTrackingsByDeadline(db, byDeadline) : [],
   ])
   return new Map([
-    ...nonceFound.map((t): [string, Tracking] => [channelKeyString({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce }), t]),
+    // Found by sender and nonce, so both are known (the casts only say so to a nullable type).
+    ...nonceFound.map((t): [string, Tracking] => [
+      channelKeyString({ blockchain: t.blockchain, sender: t.sender as string, nonce: t.nonce as bigint }),
+      t,
+    ]),
     ...deadlineFound.map(({ key, tracking }): [string, Tracking] => [channelKeyString(key), tracking]),
   ])
 }

@@ -244,3 +244,13 @@ test('widget 13 subscribing after its release is told once and the socket ends w
   assert.deepEqual(widget.closeCodes, [1000])
   assert.equal(widget.sockets, 1)
 })
+
+test('the per-socket subscription limit counts widget 13 identifiers too', async () => {
+  const client = await connect()
+  const sender = randomAddress()
+  const receiver = randomAddress()
+  const identifiers = Array.from({ length: 21 }, (_, i) => identifierOf({ blockchain: 'ethereum', sender, receiver }, deadline + i))
+  for (const identifier of identifiers) client.send({ command: 'subscribe', identifier })
+  for (const identifier of identifiers.slice(0, 20)) assert.deepEqual(await client.next(), { identifier, type: 'confirm_subscription' })
+  assert.deepEqual(await client.next(), { identifier: identifiers[20], type: 'reject_subscription' })
+})
