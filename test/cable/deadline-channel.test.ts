@@ -39,10 +39,10 @@ async function connect(): Promise<TestCableClient> {
 }
 
 /** What widget 13 names: its route's from and to addresses (checksummed, as the route holds them) and the deadline. */
-const identifierOf = (t: Pick<Tracking, 'blockchain' | 'sender' | 'receiver'>, deadline: number | string): string =>
+const identifierOf = (t: { blockchain: string; sender: string | null; receiver: string }, deadline: number | string): string =>
   JSON.stringify({
     blockchain: t.blockchain,
-    sender: getAddress(t.sender),
+    sender: getAddress(t.sender!),
     receiver: getAddress(t.receiver),
     deadline,
     channel: 'PaymentChannel',
@@ -69,6 +69,9 @@ async function release(t: Tracking) {
   assert.ok(released)
   service.events.emit('released', released.tracking)
 }
+
+/** A tracking stored with a sender and a nonce (typed so where they may be null). */
+const known = (t: Tracking) => t as Tracking & { sender: string; nonce: bigint }
 
 const deadline = 1_767_227_400_000 // widget 13: Math.ceil(new Date()) + 1800 * 1000, milliseconds
 const success = { status: 'success', release: false, forward_to: 'https://shop.example/thanks', failed_reason: null }
@@ -157,7 +160,7 @@ test("of several accounts' trackings of one (sender, receiver, deadline) the fir
 test('a tracking with a nonce and a deadline reaches both kinds of identifier', async () => {
   const client = await connect()
   const t = await insertDeadlineTracking(service.database.db, accountId, deadline)
-  const byNonce = await subscribed(client, paymentIdentifier(t))
+  const byNonce = await subscribed(client, paymentIdentifier(known(t)))
   const byDeadline = await subscribed(client, identifierOf(t, deadline))
   service.events.emit('progress', { tracking: t, required: 3, passed: 2 })
   const frames = [await client.next(), await client.next()]
@@ -188,7 +191,7 @@ test('a released subscription does not close the socket while another subscripti
   const a = await insertDeadlineTracking(service.database.db, accountId, deadline)
   const b = await insertTestTracking(service.database.db, accountId)
   const aId = await subscribed(client, identifierOf(a, deadline))
-  const bId = await subscribed(client, paymentIdentifier(b))
+  const bId = await subscribed(client, paymentIdentifier(known(b)))
   await complete(a)
   await release(a)
   assert.deepEqual(await client.next(), { identifier: aId, message: success })
@@ -213,7 +216,7 @@ test('a released subscription does not close the socket while another subscripti
 
 test('widget 12 closes without a code after the release: it sees 1000 and does not reconnect (no loop)', async () => {
   const t = await insertTestTracking(service.database.db, accountId)
-  const widget = replayWidgetSocket(12, baseUrl, widget12Identifier(t.blockchain, getAddress(t.sender), t.nonce))
+  const widget = replayWidgetSocket(12, baseUrl, widget12Identifier(t.blockchain, getAddress(t.sender!), t.nonce!))
   await widget.until((frame) => frame.type === 'confirm_subscription')
   await complete(t)
   await release(t)
@@ -223,7 +226,7 @@ test('widget 12 closes without a code after the release: it sees 1000 and does n
   assert.equal(widget.sockets, 1)
 
   // A page opened after the release is told it at once, and stops the same way.
-  const again = replayWidgetSocket(12, baseUrl, widget12Identifier(t.blockchain, t.sender, t.nonce))
+  const again = replayWidgetSocket(12, baseUrl, widget12Identifier(t.blockchain, t.sender!, t.nonce!))
   await again.stopped
   assert.deepEqual(again.messages, [{ ...success, release: true }])
   assert.deepEqual(again.closeCodes, [1000])
@@ -237,7 +240,7 @@ test('widget 13 subscribing after its release is told once and the socket ends w
   const widget = replayWidgetSocket(
     13,
     baseUrl,
-    widget13Identifier({ blockchain: 'ethereum', fromAddress: getAddress(t.sender), toAddress: getAddress(t.receiver) }, deadline),
+    widget13Identifier({ blockchain: 'ethereum', fromAddress: getAddress(t.sender!), toAddress: getAddress(t.receiver) }, deadline),
   )
   await widget.stopped
   assert.deepEqual(widget.messages, [{ ...success, release: true }])
