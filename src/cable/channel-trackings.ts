@@ -62,7 +62,7 @@ export function createChannelTrackings(common: Common, db: Db): ChannelTrackings
               db,
               batch.map(([, e]) => e.key),
             )
-          ).map((t) => [keyString(t), t]),
+          ).map((t) => [keyString(t as PaymentKey), t]),
         )
         const at = common.clock().getTime()
         for (const [k, entry] of batch) {

@@ -63,7 +63,9 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   let receiving: Promise<void> = Promise.resolve()
   let listener: PgListener | undefined
 
-  const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender, nonce: t.nonce })
+  // A nonce-less tracking whose sender and nonce are not known yet has no (sender, nonce) channel: its
+  // key names none ('' and -1 match no identifier).
+  const keyOf = (t: Tracking): PaymentKey => ({ blockchain: t.blockchain, sender: t.sender ?? '', nonce: t.nonce ?? -1n })
 
   /** The followed tracking of a payment someone here subscribed to: remembered by the hub, else read. */
   const followedBy = async (key: PaymentKey): Promise<string | undefined> => {
@@ -88,7 +90,7 @@ export function createCableRelay(deps: CableRelayDeps): CableRelay {
   }
   const share = (kind: Note['k'], t: Tracking, numbers: { r?: number; p?: number } = {}) => {
     if (!deps.databaseUrl) return
-    const note: Note = { o: nodeId, k: kind, id: t.id, b: t.blockchain, s: t.sender, n: t.nonce.toString(), ...numbers }
+    const note: Note = { o: nodeId, k: kind, id: t.id, b: t.blockchain, s: t.sender ?? '', n: String(t.nonce ?? -1n), ...numbers }
     queued.push(JSON.stringify(note))
     if (queued.length > 1) return
     publishing = publishing
