@@ -231,6 +231,8 @@ try {
         commitment: 'confirmed',
         confirmations: k < 2 ? 3 : 1,
         afterBlock: 0n,
+        deadline: null,
+        nonceless: false,
         amount: i % 2 === 0 ? '0.01' : '1',
         feeAmount: null,
         feeReceiver: null,

@@ -69,7 +69,7 @@ test('search by secret_id, sender or transaction, across accounts; filters by st
     .select(['sender', 'transaction'])
     .where('secret_id', '=', 'a-5')
     .executeTakeFirstOrThrow()
-  assert.deepEqual((await list(`?q=${stored.sender.toUpperCase().replace('0X', '0x')}`)).secrets, ['a-5'])
+  assert.deepEqual((await list(`?q=${stored.sender!.toUpperCase().replace('0X', '0x')}`)).secrets, ['a-5'])
   assert.deepEqual((await list(`?q=${stored.transaction}`)).secrets, ['a-5'])
   assert.deepEqual((await list('?q=nothing-like-this')).secrets, [])
   const failed = await list(`?status=failed&account=${accountA}`)
