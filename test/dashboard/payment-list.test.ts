@@ -87,3 +87,17 @@ test('search input is escaped back into the page', async () => {
   assert.doesNotMatch(page.body, /<script>alert/)
   assert.match(page.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/)
 })
+
+test('a payment without a nonce or sender: the list and its page show it with its deadline, without crashing', async () => {
+  await insertTrackings(service.database.db, [
+    testTracking(accountB, { secretId: 'nonceless-1', sender: null, nonce: null, nonceless: true, deadline: 1_900_000_000n }),
+  ])
+  assert.deepEqual((await list('?q=nonceless-1')).secrets, ['nonceless-1'])
+  const page = await service.app.inject({ method: 'GET', url: '/dashboard/payments/nonceless-1', headers: { cookie } })
+  assert.equal(page.statusCode, 200)
+  assert.match(page.body, /no nonce: found by receiver/)
+  assert.match(page.body, /<dt>Deadline<\/dt><dd>2030-03-17T17:46:40\.000Z<\/dd>/)
+  assert.match(page.body, /waiting for a payment to/)
+  assert.match(page.body, /&quot;deadline&quot;: 1900000000/)
+  assert.match(page.body, /&quot;nonce&quot;: null/)
+})
