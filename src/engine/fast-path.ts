@@ -49,9 +49,10 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   }
   if (tracking.nonce === null) {
     if (!tracking.transaction) {
-      // Found by receiver: the blocks to come, and those the follower passed before it existed.
-      const upTo = followed ?? head.number
-      if (!deps.catchUp || upTo <= tracking.afterBlock) return 'waiting'
+      // Found by receiver: the blocks to come, and those this node's follower passed before it existed
+      // (in turn with it; a node that does not follow the chain leaves them to the one that does).
+      if (!deps.catchUp || followed === undefined || followed <= tracking.afterBlock) return 'waiting'
+      const upTo = followed
       const finalized = (await deps.finality.at(head.number)) ?? 0n
       return (await deps.exclusive(() => deps.catchUp!(tracking, upTo, head.number, finalized))) ? 'judged' : 'waiting'
     }

@@ -3,6 +3,7 @@ import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/database.ts'
+import { findClaimedTransactions } from '../store/nonceless-trackings.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import { expectationOf } from './expectation.ts'
 import { matchReceivers } from './receiver-match.ts'
@@ -55,7 +56,14 @@ export async function catchUpTrace(
     }
     if (block.transactions.length === 0) continue
     const all = await deps.receipts.all(block)
-    const findings = await matchReceivers(deps, block, all, new Set())
+    const taken = await findClaimedTransactions(
+      deps.db,
+      tracking.accountId,
+      deps.chain,
+      block.transactions.map((tx) => tx.hash),
+    )
+    const claimed = new Set([...taken].map((hash) => `${tracking.accountId}\n${hash}`))
+    const findings = await matchReceivers(deps, block, all, claimed)
     const mine = findings.find((f) => f.tracking.id === tracking.id)
     if (!mine) continue
     const judgement = judge(expectation, { given: null, consumer: mine.paying, position })

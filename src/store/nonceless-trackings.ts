@@ -74,3 +74,20 @@ export async function fillIdentity(db: Db, id: string, sender: string, nonce: bi
   const row = result.rows[0]
   return row && rowToTracking(row)
 }
+
+/**
+ * Which of `hashes` already belong to a tracking of the account (named, paid, or found and waiting for
+ * its commitment): a trace caught up on past blocks must not take a transaction another tracking of the
+ * account already took (one transaction pays one tracking of an account).
+ */
+export async function findClaimedTransactions(db: Db, accountId: string, chain: string, hashes: readonly string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set()
+  const wanted = hashes.map((h) => h.toLowerCase())
+  const result = await sql<{ transaction: string }>`
+    SELECT t.transaction FROM trackings t
+      WHERE t.account_id = ${accountId} AND t.blockchain = ${chain} AND t.transaction = ANY(${wanted}::text[])
+    UNION
+    SELECT m.transaction FROM tracking_matches m JOIN trackings t ON t.id = m.tracking_id
+      WHERE t.account_id = ${accountId} AND m.chain = ${chain} AND m.transaction = ANY(${wanted}::text[])`.execute(db)
+  return new Set(result.rows.map((row) => row.transaction))
+}

@@ -275,3 +275,38 @@ test('a trace that gets its transaction later: judged by it, sender and nonce fi
   const tx = await anvil.publicClient.getTransaction({ hash })
   assert.equal(final.nonce, String(tx.nonce))
 })
+
+test('a trace created after its payment was mined and passed: found in the blocks passed', async () => {
+  const payer = anvil.accounts[9]!
+  const receiver = freshAddress()
+  const afterBlock = await anvil.publicClient.getBlockNumber()
+  const paid = await sendNative(anvil, payer, receiver, parseEther('0.4'))
+  await mine(anvil, 1)
+  await engineAtHead(service, anvil)
+  const { secretId } = await track(apiKey, { receiver, amount: '0.4', after_block: String(afterBlock), sender: payer.address })
+  const final = await waitForFinal(service, apiKey, secretId)
+  assert.equal(final.status, 'success')
+  assert.equal(final.transaction, lower(paid.transactionHash))
+  assert.equal(lower(String(final.sender)), lower(payer.address))
+  assert.equal(await deliveriesOf(secretId), 1)
+})
+
+test("a transaction that an account's nonce tracking consumes pays none of that account's traces", async () => {
+  const payer = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const nonce = await anvil.publicClient.getTransactionCount({ address: payer.address })
+  const withNonce = await track(apiKey, { receiver, amount: '0.7', sender: payer.address, nonce: String(nonce) })
+  const trace = await track(apiKey, { receiver, amount: '0.7' })
+  const theirs = await track(otherKey, { receiver, amount: '0.7' })
+  const paid = await sendNative(anvil, payer, receiver, parseEther('0.7'))
+  const final = await waitForFinal(service, apiKey, withNonce.secretId)
+  assert.equal(final.status, 'success')
+  assert.equal(final.transaction, lower(paid.transactionHash))
+  // Another account's trace is judged on its own: the same transaction pays it.
+  assert.equal((await waitForFinal(service, otherKey, theirs.secretId)).transaction, lower(paid.transactionHash))
+  await engineAtHead(service, anvil)
+  const stillPending = await readPayment(service, apiKey, trace.secretId)
+  assert.equal(stillPending.status, 'pending')
+  assert.equal(stillPending.sender, null)
+  assert.equal(stillPending.nonce, null)
+})
