@@ -236,12 +236,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
     if (nonceless) {
-      const all = await deps.receipts.all(block)
-      receipts = fetchedReceipts(all)
-      ;[found, pastDeadline] = await Promise.all([
-        matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates)),
-        findPastDeadline(deps.db, deps.chain, block.timestamp),
-      ])
+      const matching = async () => {
+        // An empty block pays nothing: no receipts to read.
+        if (block.transactions.length === 0) return []
+        const all = await deps.receipts.all(block)
+        receipts = fetchedReceipts(all)
+        return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates))
+      }
+      ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
     }
     // The block's own candidates, its traces' payments and the trackings matched earlier are distinct sets: judged together.
     const [, , rejudged] = await settleAll([
