@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { FollowerEvent } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import { judge, type MinedTransaction } from '../domain/judge.ts'
+import { decide, isTrace, judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
@@ -107,6 +107,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
           stored = false
         }
         const expectation = expectationOf(tracking)
+        if (isTrace(expectation) && !evidence.pastDeadline && !decide(expectation, evidence)) {
+          // A trace's found payment that the providers' agreed evidence says does not pay (a quorum
+          // corrected it): not its payment after all, so the trace searches again.
+          await deleteMatches(deps.db, [tracking.id], fence)
+          deps.verdicts.searchingAgain(tracking.id)
+          log.info({ tracking: tracking.id, transaction: match.transaction }, 'found payment does not pay after all: searching again')
+          return
+        }
         const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
         await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
       }),
