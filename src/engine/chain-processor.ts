@@ -61,7 +61,10 @@ export interface ChainProcessor {
  * Turns the follower's events into judgements. Per block, the work is constant in the number of
  * pending trackings: one indexed query for the trackings whose (sender, nonce) or hash appear in
  * the block, receipts for those alone, and one query for the trackings already matched (waiting
- * for confirmations), which are re-judged from their stored evidence without RPC calls.
+ * for confirmations), which are re-judged from their stored evidence without RPC calls. While
+ * nonce-less traces are pending: the block's receipts in one request, one query for the traces
+ * expecting the receivers it touched, one for the traces whose deadline it passes
+ * (docs/architecture.md, "Matching by receiver").
  */
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
