@@ -22,6 +22,12 @@ import { deployToken, startAnvil, testTokenAbi } from '../test/support/index.ts'
 import { startTestService } from '../test/support/service.ts'
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number)
+/**
+ * The nonce-less mix (docs/api.md, "Payments without a nonce"), on unless BENCH_NONCELESS=0: half the
+ * background trackings are traces without a nonce (a quarter without a sender), and a quarter of the
+ * paying ones are found by receiver.
+ */
+const NONCELESS = process.env.BENCH_NONCELESS !== '0'
 const BLOCKS_PER_SIZE = Number(process.env.BENCH_BLOCKS ?? 30)
 const TXS_PER_BLOCK = 200
 const MATCHES_PER_BLOCK = 10
@@ -185,11 +191,14 @@ try {
     const missing = size - pending
     await sql`
       INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
-        commitment, confirmations, after_block, amount, transaction, status, created_at, updated_at)
+        commitment, confirmations, after_block, amount, transaction, status, created_at, updated_at, nonceless, deadline)
       SELECT md5('id' || g || ${size}), ${accountId}, md5('secret' || g || ${size}), 'current', 'ethereum',
-        '0x' || substr(md5('s' || g || ${size}), 1, 32) || substr(md5('t' || g || ${size}), 1, 8), g % 100,
+        CASE WHEN ${NONCELESS} AND g % 4 = 1 THEN NULL
+          ELSE '0x' || substr(md5('s' || g || ${size}), 1, 32) || substr(md5('t' || g || ${size}), 1, 8) END,
+        CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN NULL ELSE g % 100 END,
         '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
-        CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending', now(), now()
+        CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending', now(), now(),
+        ${NONCELESS} AND g % 2 = 1, CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN 4102444800 END
       FROM generate_series(1, ${missing}::int) AS g`.execute(service.database.db)
     await sql`ANALYZE trackings`.execute(service.database.db)
     pending = size
@@ -223,14 +232,17 @@ try {
         secretId: `bench-match-${matchSerial}`,
         shape: 'current',
         blockchain: 'ethereum',
-        sender: senders[i]!.toLowerCase(),
-        nonce: BigInt(nonce),
+        // The nonce-less mix: every fourth paying tracking is a trace found by receiver, every eighth without a sender.
+        sender: NONCELESS && k % 8 === 7 ? null : senders[i]!.toLowerCase(),
+        nonce: NONCELESS && k % 4 === 3 ? null : BigInt(nonce),
         receiver: receiver.toLowerCase(),
         token: i % 2 === 0 ? NATIVE : token,
         decimals: i % 2 === 0 ? 18 : 6,
         commitment: 'confirmed',
         confirmations: k < 2 ? 3 : 1,
         afterBlock: 0n,
+        deadline: NONCELESS && k % 4 === 3 ? 4102444800n : null,
+        nonceless: NONCELESS && k % 4 === 3,
         amount: i % 2 === 0 ? '0.01' : '1',
         feeAmount: null,
         feeReceiver: null,

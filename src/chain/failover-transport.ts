@@ -44,7 +44,8 @@ const lookups = new Set([
 function blockAsked(method: string, params: unknown): bigint | undefined {
   if (method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockReceipts') return undefined
   const first = Array.isArray(params) ? params[0] : undefined
-  return typeof first === 'string' && first.startsWith('0x') ? BigInt(first) : undefined
+  // A block hash (eth_getBlockReceipts also takes one) names no height.
+  return typeof first === 'string' && first.startsWith('0x') && first.length < 66 ? BigInt(first) : undefined
 }
 
 /** The key under which the pool remembers who answered a lookup (see `ProviderPool.noteAnswer`). */
@@ -53,7 +54,7 @@ export function answerKey(method: string, params: unknown): string | undefined {
   if (typeof first !== 'string' || !first.startsWith('0x')) return undefined
   // A block counts only with its transactions (a header says nothing about them).
   if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
-  if (method === 'eth_getBlockReceipts') return `${method}:${BigInt(first)}`
+  if (method === 'eth_getBlockReceipts') return first.length === 66 ? `${method}:${first.toLowerCase()}` : `${method}:${BigInt(first)}`
   if (
     method === 'eth_getTransactionByHash' ||
     method === 'eth_getTransactionReceipt' ||

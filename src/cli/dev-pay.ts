@@ -36,7 +36,7 @@ function readDevSession(dataDir: string): DevSession {
  * account #1 to #2 with the dev account's key (and the given callback), sends it, and prints each step
  * until the callback was answered.
  */
-export async function devPay(dataDir: string, options: { amount: string; callback: string }): Promise<void> {
+export async function devPay(dataDir: string, options: { amount: string; callback: string; nonce?: boolean }): Promise<void> {
   const session = readDevSession(dataDir)
   const payer = privateKeyToAccount(PAYER_KEY)
   const chain = { ...anvilChain, rpcUrls: { default: { http: [session.rpc] } } }
@@ -57,8 +57,8 @@ export async function devPay(dataDir: string, options: { amount: string; callbac
   const nonce = await reader.getTransactionCount({ address: payer.address })
   await api('POST', '/v2/payments', {
     blockchain: 'ethereum',
-    sender: payer.address,
-    nonce: String(nonce),
+    // `--no-nonce`: a payment without a nonce or sender, found by receiver (docs/api.md, "Payments without a nonce").
+    ...(options.nonce === false ? {} : { sender: payer.address, nonce: String(nonce) }),
     after_block: String(await reader.getBlockNumber()),
     receiver: PAYEE,
     token: NATIVE,
@@ -80,6 +80,9 @@ export async function devPay(dataDir: string, options: { amount: string; callbac
   }
   console.log(
     `payment ${record.status}${record.failed_reason ? ` (${record.failed_reason})` : ''} after ${record.confirmations} confirmation(s)`,
+  )
+  console.log(
+    `record: transaction ${record.transaction ?? 'none'}, sender ${record.sender ?? 'none'}, nonce ${record.nonce ?? 'none'}, deadline ${record.deadline ?? 'none'}`,
   )
   for (;;) {
     const [delivery] = (await api('GET', `/v2/payments/${secretId}/deliveries`)).deliveries as Record<string, any>[]

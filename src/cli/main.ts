@@ -49,7 +49,8 @@ devCommand
   .description('send one payment on the running dev chain and follow it to its callback')
   .option('--amount <eth>', 'amount of ETH', '0.01')
   .option('--callback <url>', 'callback URL (default: the example receiver of npm run example:receiver)', 'http://127.0.0.1:4000/')
-  .action(async (options: { amount: string; callback: string }) => devPay(devDataDir(configOrExit()), options))
+  .option('--no-nonce', 'track it without a nonce or sender: found by receiver and amount')
+  .action(async (options: { amount: string; callback: string; nonce: boolean }) => devPay(devDataDir(configOrExit()), options))
 
 program
   .command('migrate')

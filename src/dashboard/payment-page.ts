@@ -8,7 +8,7 @@ import { shortHash, statusBadge } from './format.ts'
 import { html, queryString } from './html.ts'
 import { actionButton, notice, page, sendPage } from './layout.ts'
 import type { ProgressMemory } from './progress-memory.ts'
-import { timeline } from './timeline.ts'
+import { deadlineText, timeline } from './timeline.ts'
 
 interface PaymentParams {
   secretId: string
@@ -80,7 +80,8 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
           <dt>Account</dt><dd><a href="/dashboard/accounts/${tracking.accountId}">${tracking.accountId}</a></dd>
           <dt>Chain</dt><dd>${tracking.blockchain}</dd>
           <dt>Amount</dt><dd>${tracking.amount}${tracking.feeAmount ? ` (fee ${tracking.feeAmount})` : ''}</dd>
-          <dt>Sender</dt><dd>${shortHash(tracking.sender)} nonce ${tracking.nonce.toString()}</dd>
+          <dt>Sender</dt><dd>${shortHash(tracking.sender)}${tracking.nonce !== null ? ` nonce ${tracking.nonce}` : tracking.nonceless ? html` <span class="muted">(no nonce: found by receiver)</span>` : ''}</dd>
+          <dt>Deadline</dt><dd>${tracking.deadline !== null ? deadlineText(tracking.deadline) : html`<span class="muted">none</span>`}</dd>
           <dt>Receiver</dt><dd>${shortHash(tracking.receiver)}</dd>
           <dt>Transaction</dt><dd>${shortHash(tracking.transaction ?? seen?.transaction)}</dd>
           <dt>Commitment</dt><dd>${tracking.commitment}, ${tracking.confirmations} confirmations</dd>

@@ -30,7 +30,9 @@ export function timeline(
       at: tracking.createdAt,
       rank: 0,
       kind: 'created',
-      what: html`Created on ${tracking.blockchain}, waiting for nonce ${tracking.nonce.toString()} of ${shortHash(tracking.sender)}`,
+      what: tracking.nonceless
+        ? html`Created on ${tracking.blockchain}, waiting for a payment to ${shortHash(tracking.receiver)}${tracking.sender ? html` from ${shortHash(tracking.sender)}` : ''}${tracking.deadline !== null ? html` by ${deadlineText(tracking.deadline)}` : ''}`
+        : html`Created on ${tracking.blockchain}, waiting for nonce ${String(tracking.nonce)} of ${shortHash(tracking.sender)}`,
     },
   ]
   if (seen) {
@@ -112,4 +114,10 @@ export function timeline(
   const key = (step: Step) => step.at?.getTime() ?? Number.MAX_SAFE_INTEGER
   const ordered = steps.sort((a, b) => key(a) - key(b) || a.rank - b.rank)
   return html`<ol class="timeline">${ordered.map((step) => html`<li class="step step-${step.kind}">${step.at ? time(step.at) : html`<span class="muted">${step.untimed ?? ''}</span>`} <span>${step.what}</span></li>`)}</ol>`
+}
+
+/** A deadline (Unix seconds) as an ISO time, or the raw number when it is beyond what a Date holds. */
+export function deadlineText(deadline: bigint): string {
+  const ms = Number(deadline) * 1000
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${deadline} (Unix seconds)`
 }

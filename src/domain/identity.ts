@@ -17,8 +17,16 @@ export function compareRepeat(existing: Tracking, request: PaymentRequest): Repe
     if (a !== b) differing.push(field)
   }
   same('blockchain', existing.blockchain, request.blockchain)
-  same('sender', existing.sender, request.sender)
-  same('nonce', existing.nonce, request.nonce)
+  if (existing.nonceless) {
+    // Identified by secret_id alone: its sender and nonce are filled in once its transaction is known,
+    // so a repeat without them (or with the sender it was created with, or found to have) is the same.
+    same('nonce', null, request.nonce)
+    if (request.sender !== null) same('sender', existing.sender, request.sender)
+    same('deadline', existing.deadline, request.deadline)
+  } else {
+    same('sender', existing.sender, request.sender)
+    same('nonce', existing.nonce, request.nonce)
+  }
   same('receiver', existing.receiver, request.receiver)
   same('token', existing.token, request.token)
   same('amount', existing.amount, request.amount)

@@ -5,8 +5,10 @@ import type { FailedReason } from './tracking.ts'
 
 /** What a tracking expects, in base units; addresses lower-case; native token = 0xeeee…eeee. */
 export interface Expectation {
-  sender: string
-  nonce: bigint
+  /** Null for a nonce-less tracking created without a sender (any sender pays). */
+  sender: string | null
+  /** Null for a nonce-less tracking: its payment is found by receiver, token and amount. */
+  nonce: bigint | null
   receiver: string
   token: string
   amount: bigint
@@ -16,6 +18,10 @@ export interface Expectation {
   transaction: string | null
   commitment: 'confirmed' | 'finalized'
   confirmations: number
+  /** A nonce-less payment must be mined in a block after this one (absent: no bound). */
+  afterBlock?: bigint
+  /** Unix seconds: a nonce-less payment must be mined in a block whose timestamp is at most this. */
+  deadline?: bigint | null
 }
 
 /** Value that reached an address inside one transaction (ERC-20 Transfer logs, native value and internal calls). */
@@ -33,6 +39,8 @@ export interface MinedTransaction {
   reverted: boolean
   blockNumber: bigint
   blockHash: string
+  /** The inclusion block's timestamp (Unix seconds), where the deadline of a nonce-less payment needs it. */
+  blockTimestamp?: bigint
   transfers: Transfer[]
   /**
    * The transaction may have moved native value in internal calls, but no trace of them could be
@@ -59,6 +67,13 @@ export interface Evidence {
    * it was not replaced.
    */
   consumer: MinedTransaction | null
+  /**
+   * A nonce-less trace (no nonce, no transaction): the transactions that moved something to the
+   * receiver, in chain order; the first that pays in full is the payment. Absent: `consumer` alone.
+   */
+  candidates?: MinedTransaction[]
+  /** A nonce-less trace with a deadline: the first block whose timestamp is past it, once seen. */
+  pastDeadline?: { blockNumber: bigint } | null
   position: ChainPosition
 }
 
@@ -72,7 +87,8 @@ export type Judgement =
   /** `failing`: the judged transaction fails the payment, but has not reached the commitment yet. */
   | { status: 'pending'; confirmations: { required: number; passed: number }; failing?: Failing }
   | { status: 'success'; transaction: string }
-  | { status: 'failed'; reason: FailedReason; transaction: string }
+  /** `transaction` null: a deadline passed with no payment found (no transaction to name). */
+  | { status: 'failed'; reason: FailedReason; transaction: string | null }
 
 /** The native currency's token address on every EVM chain, lower-case. */
 export const NATIVE_TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
@@ -129,7 +145,7 @@ export function paymentMismatch(expectation: Expectation, transfers: readonly Tr
  * that lags irregularly must not show "3 of 3" while pending). A block that is no longer canonical
  * has passed nothing.
  */
-function commitment(expectation: Expectation, tx: MinedTransaction, position: ChainPosition): 'reached' | Pending {
+function commitment(expectation: Expectation, tx: { blockNumber: bigint }, position: ChainPosition): 'reached' | Pending {
   const depth = position.head - tx.blockNumber + 1n
   const passed = position.canonical && depth > 0n ? depth : 0n
   const required = requiredConfirmations(expectation, position)
@@ -171,7 +187,13 @@ const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCas
 export function judge(expectation: Expectation, evidence: Evidence): Judgement {
   const { position } = evidence
   const verdict = decide(expectation, evidence)
-  if (!verdict) return pending(requiredConfirmations(expectation, position), 0n)
+  if (!verdict) {
+    // A nonce-less trace whose deadline a block has passed with no payment found: that block's commitment.
+    const past = isTrace(expectation) ? evidence.pastDeadline : null
+    if (!past) return pending(requiredConfirmations(expectation, position), 0n)
+    const reached = commitment(expectation, past, position)
+    return reached === 'reached' ? { status: 'failed', reason: 'TRACKING_TIMED_OUT', transaction: null } : reached
+  }
   const reached = commitment(expectation, verdict.tx, position)
   if (reached !== 'reached') {
     return verdict.reason ? { ...reached, failing: { reason: verdict.reason, transaction: verdict.tx.hash } } : reached
@@ -191,14 +213,31 @@ export function decide(
   evidence: Omit<Evidence, 'position'>,
 ): { tx: MinedTransaction; reason: FailedReason | null } | null {
   const { given } = evidence
+  if (expectation.nonce === null) {
+    if (isTrace(expectation)) {
+      // Found by receiver: the first candidate in chain order that pays in full; the others are
+      // not this payment (never a failure by a transaction the tracking did not name).
+      const candidates = evidence.candidates ?? (evidence.consumer ? [evidence.consumer] : [])
+      const paying = candidates.find((tx) => paysNonceless(expectation, tx))
+      return paying ? { tx: paying, reason: null } : null
+    }
+    // A named transaction: once seen, its sender and nonce are the tracking's (a given sender that
+    // differs is SENDER_MISMATCH below), and it is judged as every payment is.
+    // (A trace that found its payment by receiver and then got that very transaction named: the found one.)
+    const { consumer } = evidence
+    const named = given ?? (consumer && same(consumer.hash, expectation.transaction ?? '') ? consumer : null)
+    if (!named) return null
+    return decide({ ...expectation, sender: expectation.sender ?? named.from, nonce: named.nonce }, { ...evidence, given: named })
+  }
+  const sender = expectation.sender ?? ''
   if (given) {
-    if (!same(given.from, expectation.sender)) return { tx: given, reason: 'SENDER_MISMATCH' }
+    if (!same(given.from, sender)) return { tx: given, reason: 'SENDER_MISMATCH' }
     if (given.nonce !== expectation.nonce) return { tx: given, reason: 'NONCE_MISMATCH' }
   }
   // The consumer is by definition the sender's transaction at that nonce: evidence of one from
   // another sender or nonce (a provider's word against how it was matched) consumed nothing here.
   const { consumer } = evidence
-  const consumed = consumer && same(consumer.from, expectation.sender) && consumer.nonce === expectation.nonce ? consumer : null
+  const consumed = consumer && same(consumer.from, sender) && consumer.nonce === expectation.nonce ? consumer : null
   const judged = consumed ?? given
   if (!judged) return null
   if (judged.reverted) return { tx: judged, reason: 'FAILED' }
@@ -206,6 +245,23 @@ export function decide(
   const mismatch = paymentMismatch(expectation, judged.transfers)
   if (mismatch) return { tx: judged, reason: replaced ? 'TRANSACTION_MISMATCH' : mismatch }
   return { tx: judged, reason: null }
+}
+
+/** A nonce-less tracking that names no transaction: its payment is searched for by receiver. */
+export const isTrace = (expectation: Expectation): boolean => expectation.nonce === null && expectation.transaction === null
+
+/**
+ * Whether `tx` is a nonce-less trace's payment (docs/api.md, "Payments without a nonce"): mined after
+ * `afterBlock`, by `deadline`, from `sender` when one was given, not reverted, and paying the receiver
+ * at least `amount` of the token (and the fee receiver at least `fee_amount`).
+ */
+export function paysNonceless(expectation: Expectation, tx: MinedTransaction): boolean {
+  if (tx.reverted) return false
+  if (expectation.afterBlock !== undefined && tx.blockNumber <= expectation.afterBlock) return false
+  const { deadline } = expectation
+  if (deadline !== undefined && deadline !== null && (tx.blockTimestamp === undefined || tx.blockTimestamp > deadline)) return false
+  if (expectation.sender !== null && !same(tx.from, expectation.sender)) return false
+  return paymentMismatch(expectation, tx.transfers) === null
 }
 
 /**

@@ -13,7 +13,7 @@ export function earlierLinkRecord(t: Tracking): Record<string, unknown> {
     failed_reason: t.status === 'failed' ? t.failedReason : null,
     blockchain: t.blockchain,
     transaction: t.transaction,
-    sender: getAddress(t.sender),
+    sender: t.sender === null ? null : getAddress(t.sender),
     receiver: getAddress(t.receiver),
     token: getAddress(t.token),
     amount: t.amount,

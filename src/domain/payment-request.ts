@@ -34,12 +34,19 @@ export const sharedFields = {
  */
 export const paymentRequestFields = {
   blockchain: sharedFields.blockchain,
-  sender: { kind: 'address', required: true, description: 'sender address' },
-  nonce: { kind: 'uint', required: true, description: 'sender nonce of the expected transaction' },
+  sender: { kind: 'address', required: 'with nonce', description: 'sender address; optional without nonce' },
+  nonce: {
+    kind: 'uint',
+    description: 'sender nonce of the expected transaction; without it the payment is found by receiver, token and amount',
+  },
   receiver: { kind: 'address', required: true },
   token: { kind: 'address', required: true, description: 'token address; 0xEeee…EEeE for the native currency' },
   amount: { kind: 'decimal', required: true, description: 'human readable decimal string' },
   after_block: { kind: 'uint', required: true, description: 'block right before the payment was submitted' },
+  deadline: {
+    kind: 'uint',
+    description: 'Unix time in seconds (integer or numeric string): a payment without a nonce must be mined by then',
+  },
   secret_id: sharedFields.secret_id,
   uuid: sharedFields.uuid,
   callback: {
@@ -76,12 +83,16 @@ export interface PaymentRequest {
   shape: Shape
   secretId: string
   blockchain: string
-  sender: string
-  nonce: bigint
+  /** Null only without a nonce (docs/api.md, "Payments without a nonce"). */
+  sender: string | null
+  nonce: bigint | null
   receiver: string
   token: string
   amount: string
   afterBlock: bigint
+  deadline: bigint | null
+  /** Created without a nonce: identified by secret_id, matched by receiver. */
+  nonceless: boolean
   callback: string | null
   transaction: string | null
   commitment: Commitment
@@ -112,16 +123,20 @@ export function parsePaymentRequest(body: unknown): ParseResult<PaymentRequest> 
   const read = new FieldReader(body as Body, errors, paymentRequestFields)
   const secretKey = secretKeyOf(read, errors)
   const earlier = secretKey === 'uuid'
+  const nonce = read.uint('nonce')
+  const nonceGiven = nonce !== null || (read.raw('nonce') ?? null) !== null
   const value: PaymentRequest = {
     shape: earlier ? 'earlier' : 'current',
     secretId: read.text(secretKey, true) ?? '',
     blockchain: read.text('blockchain') ?? '',
-    sender: read.address('sender') ?? '',
-    nonce: read.uint('nonce') ?? 0n,
+    sender: read.address('sender', nonceGiven),
+    nonce,
     receiver: read.address('receiver') ?? '',
     token: read.address('token') ?? '',
     amount: read.decimal('amount') ?? '0',
     afterBlock: read.uint('after_block') ?? 0n,
+    deadline: read.uint('deadline'),
+    nonceless: !nonceGiven,
     callback: read.url('callback', !earlier),
     transaction: read.text('transaction', earlier)?.toLowerCase() ?? null,
     commitment: (read.choice('commitment') ?? 'confirmed') as Commitment,

@@ -24,14 +24,19 @@ export interface Tracking {
   secretId: string
   shape: Shape
   blockchain: string
-  sender: string
-  nonce: bigint
+  /** Null until known for a nonce-less tracking (docs/api.md, "Payments without a nonce"). */
+  sender: string | null
+  nonce: bigint | null
   receiver: string
   token: string
   decimals: number
   commitment: Commitment
   confirmations: number
   afterBlock: bigint
+  /** Unix seconds: a nonce-less payment must be mined in a block at or before it (null: none). */
+  deadline: bigint | null
+  /** Created without a nonce: identified by secret_id, matched by receiver until its transaction is known. */
+  nonceless: boolean
   amount: string
   feeAmount: string | null
   feeReceiver: string | null
@@ -78,6 +83,11 @@ const exactNumber = (n: bigint): unknown => {
   return Number.isSafeInteger(number) ? number : JSON.rawJSON(n.toString())
 }
 
+const nullableChecksum = (address: string | null): string | null => (address === null ? null : checksum(address))
+
+/** `deadline` is a JSON integer in both shapes (Unix seconds), or null. */
+const exactDeadline = (t: Tracking): unknown => (t.deadline === null ? null : exactNumber(t.deadline))
+
 /** Full record, current shape (docs/api.md, records and endpoints), field order as documented. */
 export function currentRecord(t: Tracking): Record<string, unknown> {
   return {
@@ -85,14 +95,15 @@ export function currentRecord(t: Tracking): Record<string, unknown> {
     ...(t.status === 'failed' ? { failed_reason: t.failedReason } : {}),
     blockchain: t.blockchain,
     transaction: t.transaction,
-    sender: checksum(t.sender),
-    nonce: t.nonce.toString(),
+    sender: nullableChecksum(t.sender),
+    nonce: t.nonce === null ? null : t.nonce.toString(),
     receiver: checksum(t.receiver),
     token: checksum(t.token),
     decimals: t.decimals,
     commitment: t.commitment,
     confirmations: t.confirmations,
     after_block: t.afterBlock.toString(),
+    deadline: exactDeadline(t),
     amount: t.amount,
     fee_amount: t.feeAmount,
     fee_receiver: t.feeReceiver ? checksum(t.feeReceiver) : null,
@@ -116,12 +127,13 @@ export function earlierRecord(t: Tracking): Record<string, unknown> {
     ...(t.status === 'failed' ? { failed_reason: t.failedReason } : {}),
     blockchain: t.blockchain,
     transaction: t.transaction,
-    sender: checksum(t.sender),
-    nonce: exactNumber(t.nonce),
+    sender: nullableChecksum(t.sender),
+    nonce: t.nonce === null ? null : exactNumber(t.nonce),
     receiver: checksum(t.receiver),
     token: checksum(t.token),
     confirmations: t.confirmations,
     after_block: exactNumber(t.afterBlock),
+    deadline: exactDeadline(t),
     amount: t.amount,
     payload: t.payload,
     uuid: t.secretId,
@@ -149,7 +161,7 @@ export function summaryRecord(t: Tracking): Record<string, unknown> {
   return {
     blockchain: t.blockchain,
     transaction: t.transaction,
-    sender: checksum(t.sender),
+    sender: nullableChecksum(t.sender),
     receiver: checksum(t.receiver),
     token: checksum(t.token),
     amount: t.amount,

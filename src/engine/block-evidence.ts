@@ -22,6 +22,17 @@ export type BlockFinding =
 export interface ReceiptSource {
   /** Receipts of `hashes` in `block`; a receipt the RPC does not have (yet) is missing from the map. */
   receipts(block: FullBlock, hashes: string[]): Promise<Map<string, TransactionReceipt>>
+  /**
+   * Every receipt of `block`: one `eth_getBlockReceipts` by the block's hash (one receipt per
+   * transaction, in parallel, where the RPC does not offer it). Matching by receiver needs them all.
+   */
+  all(block: FullBlock): Promise<Map<string, TransactionReceipt>>
+}
+
+/** A source that answers from a block's receipts already read (no request). */
+export function fetchedReceipts(all: Map<string, TransactionReceipt>): ReceiptSource {
+  const pick = (hashes: string[]) => new Map(hashes.flatMap((h) => (all.has(h) ? [[h, all.get(h)!] as const] : [])))
+  return { receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())), all: async () => all }
 }
 
 /**
@@ -38,7 +49,23 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
     const receipts = await Promise.all(hashes.map((hash) => reader.receipt(hash as Hash)))
     return new Map(receipts.filter((r): r is TransactionReceipt => r !== null).map((r) => [r.transactionHash.toLowerCase(), r]))
   }
+  const byHash = (receipts: TransactionReceipt[]) => new Map(receipts.map((r) => [r.transactionHash.toLowerCase(), r]))
   return {
+    async all(block) {
+      if (blockReceipts !== 'unsupported') {
+        try {
+          const every = await reader.blockReceipts(block.hash)
+          if (every) {
+            blockReceipts = 'supported'
+            return byHash(every)
+          }
+        } catch (error) {
+          if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error
+          blockReceipts = 'unsupported'
+        }
+      }
+      return perTransaction(block.transactions.map((tx) => tx.hash))
+    },
     async receipts(block, hashes) {
       if (hashes.length === 0) return new Map()
       if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)
@@ -79,9 +106,12 @@ export async function readBlockEvidence(deps: BlockEvidenceDeps, block: FullBloc
   }
   const located = candidates.map((tracking) => {
     const given = tracking.transaction ? byHash.get(tracking.transaction.toLowerCase()) : undefined
-    let consumer = bySenderNonce.get(key(tracking.sender, tracking.nonce))
+    // A nonce-less tracking's named transaction fixes its sender and nonce once seen (a given sender stays).
+    const sender = tracking.sender ?? given?.from
+    const nonce = tracking.nonce ?? (given ? BigInt(given.nonce) : undefined)
+    let consumer = sender !== undefined && nonce !== undefined ? bySenderNonce.get(key(sender, nonce)) : undefined
     // A named transaction from another sender is judged on its own (SENDER_MISMATCH).
-    if (given && given.from.toLowerCase() !== tracking.sender.toLowerCase()) consumer = undefined
+    if (given && given.from.toLowerCase() !== sender?.toLowerCase()) consumer = undefined
     return { tracking, given, consumer }
   })
   const needed = new Set<string>()

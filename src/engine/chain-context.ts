@@ -7,6 +7,8 @@ import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
 import { createReceiptSource } from './block-evidence.ts'
+import { fillIdentity } from '../store/nonceless-trackings.ts'
+import { catchUpTrace } from './trace-catch-up.ts'
 import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -75,11 +77,12 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     clock,
     receipt: (hash) => reader.receipt(hash),
   })
+  const receipts = createReceiptSource(reader)
   const processor = createChainProcessor({
     chain: chain.name,
     db,
     evidence,
-    receipts: createReceiptSource(reader),
+    receipts,
     verdicts,
     successes,
     metrics,
@@ -111,6 +114,14 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       finality: createFinality(chain, reader, logger),
       followerHead: () => current.follower?.state.head?.number,
       exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
+      fillIdentity: (tracking, sender, nonce) =>
+        // A concurrent create took that identity first (unique violation): judged by its hash alone.
+        fillIdentity(db, tracking.id, sender, nonce).catch((error: { code?: string }) => {
+          if (error?.code === '23505') return undefined
+          throw error
+        }),
+      catchUp: (tracking, upTo, head, finalized) =>
+        catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, upTo, head, finalized),
     },
   }
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { FollowerEvent } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import { judge, type MinedTransaction } from '../domain/judge.ts'
+import { decide, isTrace, judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
@@ -16,7 +16,9 @@ import {
   saveMatch,
   type TrackingMatch,
 } from '../store/tracking-matches.ts'
-import { readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
+import { findPastDeadline, hasPendingNonceless } from '../store/nonceless-trackings.ts'
+import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
+import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { expectationOf, paysNative } from './expectation.ts'
 import type { SuccessWatcher } from './success-watch.ts'
@@ -59,7 +61,10 @@ export interface ChainProcessor {
  * Turns the follower's events into judgements. Per block, the work is constant in the number of
  * pending trackings: one indexed query for the trackings whose (sender, nonce) or hash appear in
  * the block, receipts for those alone, and one query for the trackings already matched (waiting
- * for confirmations), which are re-judged from their stored evidence without RPC calls.
+ * for confirmations), which are re-judged from their stored evidence without RPC calls. While
+ * nonce-less traces are pending: the block's receipts in one request, one query for the traces
+ * expecting the receivers it touched, one for the traces whose deadline it passes
+ * (docs/architecture.md, "Matching by receiver").
  */
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
@@ -105,6 +110,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
           stored = false
         }
         const expectation = expectationOf(tracking)
+        if (isTrace(expectation) && !evidence.pastDeadline && !decide(expectation, evidence)) {
+          // A trace's found payment that the providers' agreed evidence says does not pay (a quorum
+          // corrected it): not its payment after all, so the trace searches again.
+          await deleteMatches(deps.db, [tracking.id], fence)
+          deps.verdicts.searchingAgain(tracking.id)
+          log.info({ tracking: tracking.id, transaction: match.transaction }, 'found payment does not pay after all: searching again')
+          return
+        }
         const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
         await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
       }),
@@ -139,9 +152,15 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     }
   }
 
-  const judgeCandidates = async (block: FullBlock, finalized: bigint, candidates: Tracking[], fence: WriteFence | undefined) => {
+  const judgeCandidates = async (
+    block: FullBlock,
+    finalized: bigint,
+    candidates: Tracking[],
+    fence: WriteFence | undefined,
+    receipts: ReceiptSource,
+  ) => {
     if (candidates.length === 0) return
-    const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts: deps.receipts }, block, candidates)
+    const findings = await readBlockEvidence({ chain: deps.chain, evidence: deps.evidence, receipts }, block, candidates)
     await settleAll(
       findings.map(async (finding) => {
         const blockLog = log.child({ block: block.number, tracking: finding.tracking.id })
@@ -166,11 +185,53 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     )
   }
 
+  /**
+   * Nonce-less traces (docs/api.md, "Payments without a nonce"): the payments found by receiver in
+   * this block, and the traces whose deadline this block is the first to pass (they fail
+   * TRACKING_TIMED_OUT once this block has their commitment; the block is stored as their match, so
+   * that a reorg of it searches again).
+   */
+  const judgeTraces = async (
+    block: FullBlock,
+    finalized: bigint,
+    found: ReceiverFinding[],
+    pastDeadline: Tracking[],
+    fence: WriteFence | undefined,
+  ) => {
+    const position = { head: block.number, finalized, canonical: true }
+    await settleAll([
+      ...found.map(async ({ tracking, paying, match }) => {
+        const expectation = expectationOf(tracking)
+        const judgement = judge(expectation, { given: null, consumer: paying, position })
+        log.debug(
+          { block: block.number, tracking: tracking.id, judgement: judgement.status, transaction: paying.hash },
+          'payment found by receiver',
+        )
+        await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
+      }),
+      ...pastDeadline.map(async (tracking) => {
+        const expectation = expectationOf(tracking)
+        const pastDeadline = { blockNumber: block.number }
+        const judgement = judge(expectation, { given: null, consumer: null, pastDeadline, position })
+        const match: TrackingMatch = {
+          trackingId: tracking.id,
+          chain: deps.chain,
+          blockNumber: block.number,
+          blockHash: block.hash.toLowerCase(),
+          transaction: '',
+          evidence: { given: null, consumer: null, pastDeadline },
+          pendingHashes: null,
+        }
+        await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
+      }),
+    ])
+  }
+
   /** Handles a block; its figures are reported once the round has written its verdicts too. */
   const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'>> => {
     // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
     // successes whose block is not final yet.
-    const [candidates, matched, watched] = await Promise.all([
+    const [candidates, matched, watched, nonceless] = await Promise.all([
       findBlockCandidates(
         deps.db,
         deps.chain,
@@ -178,15 +239,38 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       ),
       findMatchedTrackings(deps.db, deps.chain),
       deps.successes.read(),
+      hasPendingNonceless(deps.db, deps.chain),
     ])
-    // The block's own candidates and the trackings matched earlier are distinct sets: judged together.
-    const [, rejudged] = await settleAll([
-      judgeCandidates(block, finalized, candidates, fence),
+    // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
+    // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
+    let receipts = deps.receipts
+    let found: ReceiverFinding[] = []
+    let pastDeadline: Tracking[] = []
+    if (nonceless) {
+      const matching = async () => {
+        // An empty block pays nothing: no receipts to read.
+        if (block.transactions.length === 0) return []
+        const all = await deps.receipts.all(block)
+        receipts = fetchedReceipts(all)
+        return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates))
+      }
+      ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
+    }
+    // The block's own candidates, its traces' payments and the trackings matched earlier are distinct sets: judged together.
+    const [, , rejudged] = await settleAll([
+      judgeCandidates(block, finalized, candidates, fence, receipts),
+      judgeTraces(block, finalized, found, pastDeadline, fence),
       rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, matched),
       deps.successes.check(watched, block, finalized, fence),
     ] as const)
     deps.metrics.head(deps.chain, block.number, block.timestamp)
-    return { chain: deps.chain, number: block.number, transactions: block.transactions.length, candidates: candidates.length, rejudged }
+    return {
+      chain: deps.chain,
+      number: block.number,
+      transactions: block.transactions.length,
+      candidates: candidates.length + found.length + pastDeadline.length,
+      rejudged,
+    }
   }
 
   const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {

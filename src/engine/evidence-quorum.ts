@@ -84,7 +84,11 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: Evid
 
   /** The one provider that answered the receipt (and trace) the judged evidence rests on, if known. */
   const receiptSourceOf = (tx: MinedTransaction): number | undefined => {
-    const receiptFrom = pick(`eth_getTransactionReceipt:${tx.hash}`, `eth_getBlockReceipts:${tx.blockNumber}`)
+    const receiptFrom = pick(
+      `eth_getTransactionReceipt:${tx.hash}`,
+      `eth_getBlockReceipts:${tx.blockNumber}`,
+      `eth_getBlockReceipts:${tx.blockHash.toLowerCase()}`,
+    )
     const trace = traceFrom(tx)
     return trace === undefined || trace === receiptFrom ? receiptFrom : undefined
   }

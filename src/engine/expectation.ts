@@ -5,7 +5,7 @@ import type { Tracking } from '../domain/tracking.ts'
 /** What the judge expects of a tracking: amounts in base units, addresses and hashes lower-case. */
 export function expectationOf(tracking: Tracking): Expectation {
   return {
-    sender: tracking.sender.toLowerCase(),
+    sender: tracking.sender?.toLowerCase() ?? null,
     nonce: tracking.nonce,
     receiver: tracking.receiver.toLowerCase(),
     token: tracking.token.toLowerCase(),
@@ -15,6 +15,8 @@ export function expectationOf(tracking: Tracking): Expectation {
     transaction: tracking.transaction?.toLowerCase() ?? null,
     commitment: tracking.commitment,
     confirmations: tracking.confirmations,
+    afterBlock: tracking.afterBlock,
+    deadline: tracking.deadline,
   }
 }
 

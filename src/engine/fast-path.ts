@@ -21,6 +21,13 @@ export interface FastPathDeps {
   /** Runs the final step in turn with the follower's block handling, when this node follows the chain. */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   locate?: LocateOptions
+  /**
+   * A nonce-less tracking's named transaction was seen: its sender and nonce become the tracking's
+   * (the updated tracking; undefined when they could not be, see fillIdentity).
+   */
+  fillIdentity?: (tracking: Tracking, sender: string, nonce: bigint) => Promise<Tracking | undefined>
+  /** A nonce-less trace: the blocks the follower passed before it existed, matched by receiver (trace-catch-up.ts). */
+  catchUp?: (tracking: Tracking, upTo: bigint, head: bigint, finalized: bigint) => Promise<boolean>
 }
 
 export type FastPathResult = 'judged' | 'waiting'
@@ -40,13 +47,27 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   if (followed !== undefined && head.number < followed) {
     throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
   }
+  if (tracking.nonce === null) {
+    if (!tracking.transaction) {
+      // Found by receiver: the blocks to come, and those this node's follower passed before it existed
+      // (in turn with it; a node that does not follow the chain leaves them to the one that does).
+      if (!deps.catchUp || followed === undefined || followed <= tracking.afterBlock) return 'waiting'
+      const upTo = followed
+      const finalized = (await deps.finality.at(head.number)) ?? 0n
+      return (await deps.exclusive(() => deps.catchUp!(tracking, upTo, head.number, finalized))) ? 'judged' : 'waiting'
+    }
+    // A named transaction, once seen (pending or mined), fixes the sender and nonce: the block that
+    // consumes that nonce then finds it, also when the transaction is replaced.
+    const seen = await deps.reader.transaction(tracking.transaction as Hash)
+    if (seen && deps.fillIdentity) tracking = (await deps.fillIdentity(tracking, seen.from.toLowerCase(), BigInt(seen.nonce))) ?? tracking
+  }
   const native = paysNative(tracking)
-  const sender = tracking.sender.toLowerCase()
+  const sender = tracking.sender?.toLowerCase() ?? null
   const given = tracking.transaction ? await deps.evidence.fromHash(tracking.transaction, { native }) : null
   let consumer: MinedTransaction | null = null
-  if (given && given.from === sender && given.nonce === tracking.nonce) {
+  if (given && given.from === (sender ?? given.from) && given.nonce === (tracking.nonce ?? given.nonce)) {
     consumer = given
-  } else if (!given) {
+  } else if (!given && sender !== null && tracking.nonce !== null) {
     // A trace, or a named transaction that is not mined (yet, or ever: replaced).
     const located = await locateConsumer(deps.reader, sender as Address, tracking.nonce, tracking.afterBlock, head.number, deps.locate)
     if (located) {

@@ -146,7 +146,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
       return
     }
-    if (deps.quorum) {
+    // A deadline passed with no payment rests on a block, not on a transaction's evidence: nothing to vote on.
+    const timedOut = completion.status === 'failed' && completion.failedReason === 'TRACKING_TIMED_OUT'
+    if (deps.quorum && !timedOut) {
       const checked = await deps.quorum.confirm(expectation, match)
       if (checked.outcome === 'corrected') {
         // Judged again from the agreed evidence on the next block.
@@ -206,10 +208,13 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
             match && expectation.commitment === 'confirmed'
               ? { chain: deps.chain, blockNumber: match.blockNumber, blockHash: match.blockHash }
               : undefined
+          // A nonce-less tracking takes the paying transaction's sender and nonce with its success.
+          const paid = tracking.nonce === null && match ? judgedOf(match) : null
+          const identity = paid ? { sender: paid.from.toLowerCase(), nonce: paid.nonce } : undefined
           return complete(
             tracking,
             expectation,
-            { status: 'success', transaction: transaction ?? judgement.transaction, inclusion },
+            { status: 'success', transaction: transaction ?? judgement.transaction, inclusion, identity },
             match,
             stored,
             fence,

@@ -8,7 +8,16 @@ import { rowToTracking } from './trackings.ts'
 
 export type Completion =
   /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
-  | { status: 'success'; transaction: string; inclusion?: { chain: string; blockNumber: bigint; blockHash: string } }
+  /**
+   * `identity`: a nonce-less tracking's paying transaction's sender and nonce, filled in with the success
+   * (docs/api.md, "Payments without a nonce").
+   */
+  | {
+      status: 'success'
+      transaction: string
+      inclusion?: { chain: string; blockNumber: bigint; blockHash: string }
+      identity?: { sender: string; nonce: bigint }
+    }
   | { status: 'failed'; failedReason: FailedReason; transaction?: string | null }
 
 /** One tracking to complete; `dropMatch`: its stored match goes in the same transaction. */
@@ -60,6 +69,7 @@ export async function completeTrackings(
       .forUpdate()
       .execute()
     const current = new Map(rows.map((row) => [row.id, row]))
+    const taken = await identitiesTaken(trx, requests)
     const linkIds = [
       ...new Set(
         requests.filter((r) => r.completion.status === 'success' && current.get(r.id)?.link_id).map((r) => current.get(r.id)!.link_id!),
@@ -79,6 +89,13 @@ export async function completeTrackings(
         results.push(undefined)
         continue
       }
+      if (taken.has(id)) {
+        // The account already tracks this transaction's (sender, nonce): the transaction is that
+        // tracking's, not this one's payment. It stays pending and is searched for again.
+        await trx.deleteFrom('tracking_matches').where('tracking_id', '=', id).execute()
+        results.push(undefined)
+        continue
+      }
       completed.add(id)
       const confirmedAt = completion.status === 'success' ? await confirmedTime(trx, row.link_id, now, latestOfLink) : null
       const updated = await trx
@@ -87,6 +104,9 @@ export async function completeTrackings(
           status: completion.status,
           failed_reason: completion.status === 'failed' ? completion.failedReason : null,
           ...(completion.transaction ? { transaction: completion.transaction } : {}),
+          ...(completion.status === 'success' && completion.identity
+            ? { sender: completion.identity.sender, nonce: completion.identity.nonce.toString() }
+            : {}),
           confirmed_at: confirmedAt,
           updated_at: now,
         })
@@ -119,6 +139,26 @@ export async function completeTrackings(
     if (dropped.length > 0) await trx.deleteFrom('tracking_matches').where('tracking_id', 'in', dropped).execute()
     return results
   })
+}
+
+/**
+ * The nonce-less successes whose (sender, nonce) another tracking of the same account already holds
+ * (the unique identity): one statement for the whole batch, none when no success fills an identity.
+ */
+async function identitiesTaken(trx: Db, requests: readonly CompletionRequest[]): Promise<Set<string>> {
+  const filling = requests.flatMap((r) =>
+    r.completion.status === 'success' && r.completion.identity ? [{ id: r.id, ...r.completion.identity }] : [],
+  )
+  if (filling.length === 0) return new Set()
+  const result = await sql<{ id: string }>`
+    SELECT f.id FROM unnest(${filling.map((f) => f.id)}::text[], ${filling.map((f) => f.sender.toLowerCase())}::text[],
+      ${filling.map((f) => f.nonce.toString())}::numeric[]) AS f(id, sender, nonce)
+    JOIN trackings t ON t.id = f.id
+    WHERE EXISTS (
+      SELECT 1 FROM trackings o
+      WHERE o.account_id = t.account_id AND o.blockchain = t.blockchain AND o.sender = f.sender AND o.nonce = f.nonce AND o.id <> f.id
+    )`.execute(trx)
+  return new Set(result.rows.map((row) => row.id))
 }
 
 /** A success's confirmation time: now, or just after its link's latest one (kept per link within the batch). */

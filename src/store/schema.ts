@@ -72,8 +72,9 @@ export interface TrackingsTable {
   secret_id: string
   shape: 'current' | 'earlier'
   blockchain: string
-  sender: string
-  nonce: Numeric
+  /** Migration 0026: null until a nonce-less tracking's transaction is known. */
+  sender: string | null
+  nonce: Numeric | null
   receiver: string
   token: string
   decimals: number
@@ -106,6 +107,8 @@ export interface TrackingsTable {
   reverted_ever: Generated<boolean>
   /** Migration 0026: Unix seconds after which a payment not found yet fails (null: none). */
   deadline: Numeric | null
+  /** Migration 0031: created without a nonce (matched by receiver, identified by secret_id). */
+  nonceless: Generated<boolean>
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -17,7 +17,8 @@ export interface TrackingMatch {
   blockHash: string
   /** The judged transaction (the consumer of the nonce, else the given one). */
   transaction: string
-  evidence: { given: MinedTransaction | null; consumer: MinedTransaction | null } | null
+  /** `pastDeadline`: a nonce-less trace's deadline passed in this match's block (`transaction` is then ''). */
+  evidence: { given: MinedTransaction | null; consumer: MinedTransaction | null; pastDeadline?: { blockNumber: bigint } } | null
   /** When `evidence` is null: the hashes to read again. */
   pendingHashes: { given: string | null; consumer: string | null } | null
 }
@@ -83,6 +84,7 @@ export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tra
       given?: MinedTransaction | null
       consumer?: MinedTransaction | null
       pendingHashes?: TrackingMatch['pendingHashes']
+      pastDeadline?: { blockNumber: bigint }
     }
     return {
       tracking: rowToTracking(row),
@@ -92,7 +94,13 @@ export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tra
         blockNumber: BigInt(row.m_block_number),
         blockHash: row.m_block_hash,
         transaction: row.m_transaction,
-        evidence: stored.pendingHashes ? null : { given: stored.given ?? null, consumer: stored.consumer ?? null },
+        evidence: stored.pendingHashes
+          ? null
+          : {
+              given: stored.given ?? null,
+              consumer: stored.consumer ?? null,
+              ...(stored.pastDeadline ? { pastDeadline: stored.pastDeadline } : {}),
+            },
         pendingHashes: stored.pendingHashes ?? null,
       },
     }

@@ -13,13 +13,15 @@ export function rowToTracking(row: TrackingRow): Tracking {
     shape: row.shape,
     blockchain: row.blockchain,
     sender: row.sender,
-    nonce: BigInt(row.nonce),
+    nonce: row.nonce === null ? null : BigInt(row.nonce),
     receiver: row.receiver,
     token: row.token,
     decimals: row.decimals,
     commitment: row.commitment,
     confirmations: row.confirmations,
     afterBlock: BigInt(row.after_block),
+    deadline: row.deadline === null ? null : BigInt(row.deadline),
+    nonceless: row.nonceless,
     amount: row.amount,
     feeAmount: row.fee_amount,
     feeReceiver: row.fee_receiver,
@@ -75,6 +77,8 @@ const insertColumns = [
   'confirmed_at',
   'created_at',
   'updated_at',
+  'deadline',
+  'nonceless',
 ] as const satisfies readonly (keyof TrackingsTable)[]
 
 /** A tracking's values in the order of `insertColumns`. */
@@ -86,7 +90,7 @@ function columnValues(t: Tracking): unknown[] {
     t.shape,
     t.blockchain,
     t.sender,
-    t.nonce.toString(),
+    t.nonce === null ? null : t.nonce.toString(),
     t.receiver,
     t.token,
     t.decimals,
@@ -110,6 +114,8 @@ function columnValues(t: Tracking): unknown[] {
     t.confirmedAt,
     t.createdAt,
     t.updatedAt,
+    t.deadline === null ? null : t.deadline.toString(),
+    t.nonceless,
   ]
 }
 
@@ -144,7 +150,9 @@ export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking
   return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
 }
 
-const compare = <T extends string | bigint>(a: T, b: T): number => (a < b ? -1 : a > b ? 1 : 0)
+/** Nulls (a nonce-less tracking's unknown sender and nonce) first. */
+const compare = <T extends string | bigint>(a: T | null, b: T | null): number =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : a > b ? 1 : 0
 const byIdentity = (a: Tracking, b: Tracking): number =>
   compare(a.accountId, b.accountId) || compare(a.blockchain, b.blockchain) || compare(a.sender, b.sender) || compare(a.nonce, b.nonce)
 
@@ -200,8 +208,10 @@ export async function findTrackingByIdentity(
  */
 export async function findTrackingByIdentityOrSecret(
   db: Db,
-  key: { accountId: string; blockchain: string; sender: string; nonce: bigint; secretId: string },
+  key: { accountId: string; blockchain: string; sender: string | null; nonce: bigint | null; secretId: string },
 ): Promise<Tracking | undefined> {
+  // A nonce-less request has no (sender, nonce) identity: its secret alone.
+  if (key.sender === null || key.nonce === null) return findTrackingBySecret(db, key.accountId, key.secretId)
   const nonce = key.nonce.toString()
   const rows = await db
     .selectFrom('trackings')

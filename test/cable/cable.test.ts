@@ -134,7 +134,7 @@ test('subscribe: confirmed with the identifier verbatim; malformed identifiers a
   const client = await connect()
   const t = await insertTestTracking(service.database.db, accountId)
   // Checksummed sender and string nonce name the same payment.
-  const identifier = await subscribed(client, t, { sender: getAddress(t.sender), nonce: '7' })
+  const identifier = await subscribed(client, t, { sender: getAddress(t.sender!), nonce: '7' })
   assert.equal(JSON.parse(identifier).nonce, '7')
 
   const malformed = [
@@ -287,7 +287,7 @@ test('a widget that subscribes after completion or release gets the current stat
   const elsewhere = await insertTestTracking(service.database.db, other.accountId, { forwardTo: null })
   await completeTracking(service.database.db, elsewhere.id, { status: 'success', transaction: elsewhere.transaction! }, clock())
   await releaseTracking(service.database.db, elsewhere.id, clock())
-  const elsewhereId = await subscribed(client, elsewhere, { sender: elsewhere.sender.toUpperCase().replace('0X', '0x') })
+  const elsewhereId = await subscribed(client, elsewhere, { sender: elsewhere.sender!.toUpperCase().replace('0X', '0x') })
   assert.deepEqual(await client.next(), {
     identifier: elsewhereId,
     message: { status: 'success', release: true, forward_to: null, failed_reason: null },

@@ -31,13 +31,13 @@ async function connect(): Promise<TestCableClient> {
   return client
 }
 
-const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
 
 const release = (apiKey: string, t: Tracking) =>
   service.api(apiKey, {
     method: 'POST',
     url: '/v2/payments/release',
-    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
+    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: String(t.nonce), secret_id: t.secretId },
   })
 
 async function complete(t: Tracking): Promise<Tracking> {

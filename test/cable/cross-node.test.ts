@@ -37,13 +37,13 @@ async function connect(node: TestService): Promise<TestCableClient> {
   return client
 }
 
-const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t)
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
 
 const releaseThroughA = (t: Tracking) =>
   nodeA.api(apiKey, {
     method: 'POST',
     url: '/v2/payments/release',
-    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: t.nonce.toString(), secret_id: t.secretId },
+    payload: { blockchain: t.blockchain, transaction: t.transaction, sender: t.sender, nonce: String(t.nonce), secret_id: t.secretId },
   })
 
 test('events on node A reach a widget on node B, once each on both nodes', { skip }, async () => {
@@ -138,7 +138,7 @@ test("another account's later tracking of the same payment never reaches a widge
       blockchain: later.blockchain,
       transaction: later.transaction,
       sender: later.sender,
-      nonce: later.nonce.toString(),
+      nonce: String(later.nonce),
       secret_id: later.secretId,
     },
   })

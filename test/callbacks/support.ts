@@ -111,6 +111,8 @@ export async function insertPending(db: Db, accountId: string, overrides: Partia
     commitment: 'confirmed',
     confirmations: 1,
     afterBlock: 100n,
+    deadline: null,
+    nonceless: false,
     amount: '1.5',
     feeAmount: null,
     feeReceiver: null,

@@ -80,7 +80,7 @@ async function judgeOnChain(expectation: Expectation, afterBlock: bigint): Promi
   let consumer: MinedTransaction | null = null
   for (let n = afterBlock + 1n; n <= head && !consumer; n++) {
     const block = await anvil.publicClient.getBlock({ blockNumber: n, includeTransactions: true })
-    const tx = findConsumer(block.transactions, expectation.sender, expectation.nonce)
+    const tx = findConsumer(block.transactions, expectation.sender!, expectation.nonce!)
     if (!tx) continue
     const receipts = await anvil.publicClient.getBlockReceipts({ blockNumber: n })
     consumer = await reader.fromFetched(tx, receipts.find((r) => r.transactionHash === tx.hash)!, { native })
@@ -182,7 +182,7 @@ test('NONCE_MISMATCH: the given transaction carries another nonce', async () => 
   const receiver = fresh()
   const { transactionHash } = await sendNative(anvil, alice, receiver, 1000n)
   const exp = await expectationOf(transactionHash, { receiver: lower(receiver), amount: 1000n })
-  const wrong = { ...exp, nonce: exp.nonce - 1n }
+  const wrong = { ...exp, nonce: exp.nonce! - 1n }
   assert.deepEqual(await judgeOnChain(wrong, start), failed('NONCE_MISMATCH', transactionHash))
 })
 

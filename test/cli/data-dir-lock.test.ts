@@ -139,6 +139,11 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
   const paid = await finished(start(['dev', 'pay', '--amount', '0.02'], devEnv))
   assert.equal(paid.code, 0, paid.lines.join('\n'))
   assert.match(paid.lines.join('\n'), /payment success after/)
+  // Without a nonce or sender: found by receiver, and the record then names both.
+  const traced = await finished(start(['dev', 'pay', '--amount', '0.03', '--no-nonce'], devEnv))
+  assert.equal(traced.code, 0, traced.lines.join('\n'))
+  assert.match(traced.lines.join('\n'), /payment success after/)
+  assert.match(traced.lines.join('\n'), /record: transaction 0x[0-9a-f]{64}, sender 0x[0-9a-fA-F]{40}, nonce \d+, deadline none/)
   again.child.kill('SIGTERM')
   assert.equal((await again.exited).code, 0, again.output())
 })

@@ -69,7 +69,7 @@ test('search by secret_id, sender or transaction, across accounts; filters by st
     .select(['sender', 'transaction'])
     .where('secret_id', '=', 'a-5')
     .executeTakeFirstOrThrow()
-  assert.deepEqual((await list(`?q=${stored.sender.toUpperCase().replace('0X', '0x')}`)).secrets, ['a-5'])
+  assert.deepEqual((await list(`?q=${stored.sender!.toUpperCase().replace('0X', '0x')}`)).secrets, ['a-5'])
   assert.deepEqual((await list(`?q=${stored.transaction}`)).secrets, ['a-5'])
   assert.deepEqual((await list('?q=nothing-like-this')).secrets, [])
   const failed = await list(`?status=failed&account=${accountA}`)
@@ -86,4 +86,18 @@ test('search input is escaped back into the page', async () => {
   })
   assert.doesNotMatch(page.body, /<script>alert/)
   assert.match(page.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/)
+})
+
+test('a payment without a nonce or sender: the list and its page show it with its deadline, without crashing', async () => {
+  await insertTrackings(service.database.db, [
+    testTracking(accountB, { secretId: 'nonceless-1', sender: null, nonce: null, nonceless: true, deadline: 1_900_000_000n }),
+  ])
+  assert.deepEqual((await list('?q=nonceless-1')).secrets, ['nonceless-1'])
+  const page = await service.app.inject({ method: 'GET', url: '/dashboard/payments/nonceless-1', headers: { cookie } })
+  assert.equal(page.statusCode, 200)
+  assert.match(page.body, /no nonce: found by receiver/)
+  assert.match(page.body, /<dt>Deadline<\/dt><dd>2030-03-17T17:46:40\.000Z<\/dd>/)
+  assert.match(page.body, /waiting for a payment to/)
+  assert.match(page.body, /&quot;deadline&quot;: 1900000000/)
+  assert.match(page.body, /&quot;nonce&quot;: null/)
 })

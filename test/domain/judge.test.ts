@@ -73,6 +73,14 @@ const failing = (required: number, passed: number, reason: FailedReason, transac
   failing: { reason, transaction },
 })
 
+const A = `0x${'d'.repeat(64)}`
+const B = `0x${'e'.repeat(64)}`
+const POSITION = { head: 100n, finalized: 90n, canonical: true }
+/** A nonce-less trace: no nonce, no transaction; found by receiver among candidates. */
+const trace = (over: Partial<Expectation> = {}): Expectation => expectation({ nonce: null, transaction: null, afterBlock: 50n, ...over })
+/** The transactions that moved something to the receiver, in chain order. */
+const among = (...candidates: MinedTransaction[]): Evidence => ({ given: null, consumer: null, candidates, position: POSITION })
+
 const table: Array<[name: string, expectation: Expectation, evidence: Evidence, result: Judgement]> = [
   // rows of the spec, in order
   ['SENDER_MISMATCH: given sent by another address', expectation(), mined({ from: OTHER }), failed('SENDER_MISMATCH')],
@@ -350,6 +358,95 @@ const table: Array<[name: string, expectation: Expectation, evidence: Evidence, 
     expectation({ commitment: 'finalized' }),
     mined({ transfers: [pay(RECEIVER, 1n)] }, { head: 102n, finalized: 100n, canonical: false }),
     failing(3, 0, 'AMOUNT_MISMATCH'),
+  ],
+
+  // payments without a nonce (docs/api.md, "Payments without a nonce"): a trace found by receiver
+  ['nonce-less: the first candidate that pays in full wins', trace(), among(tx({ hash: A }), tx({ hash: B })), success(A)],
+  [
+    'nonce-less: a short candidate is ignored, the next full one pays',
+    trace(),
+    among(tx({ hash: A, transfers: [pay(RECEIVER, 99n)] }), tx({ hash: B })),
+    success(B),
+  ],
+  [
+    'nonce-less: another token is ignored, never TOKEN_MISMATCH',
+    trace(),
+    among(tx({ hash: A, transfers: [pay(RECEIVER, 100n, OTHER_TOKEN)] })),
+    pending(1, 0),
+  ],
+  [
+    'nonce-less: a reverted candidate is ignored, never FAILED',
+    trace(),
+    among(tx({ hash: A, reverted: true, transfers: [] })),
+    pending(1, 0),
+  ],
+  ['nonce-less: a candidate from another sender is not the payment', trace(), among(tx({ hash: A, from: OTHER })), pending(1, 0)],
+  ['nonce-less, sender-less: any sender pays', trace({ sender: null }), among(tx({ hash: A, from: OTHER })), success(A)],
+  ['nonce-less: mined at or before after_block is not the payment', trace({ afterBlock: 100n }), among(tx({ hash: A })), pending(1, 0)],
+  ['nonce-less: mined at the deadline pays', trace({ deadline: 1_000n }), among(tx({ hash: A, blockTimestamp: 1_000n })), success(A)],
+  [
+    'nonce-less: mined past the deadline is not the payment',
+    trace({ deadline: 1_000n }),
+    among(tx({ hash: A, blockTimestamp: 1_001n })),
+    pending(1, 0),
+  ],
+  [
+    'nonce-less: a short fee is not the payment, a full fee is',
+    trace({ feeReceiver: FEE_RECEIVER, feeAmount: 10n }),
+    among(
+      tx({ hash: A, transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 9n)] }),
+      tx({ hash: B, transfers: [pay(RECEIVER, 100n), pay(FEE_RECEIVER, 10n)] }),
+    ),
+    success(B),
+  ],
+  ['nonce-less: the payment waits for its confirmations', trace({ confirmations: 3 }), among(tx({ hash: A })), pending(3, 1)],
+  [
+    'nonce-less: no payment, the first block past the deadline has the commitment: TRACKING_TIMED_OUT',
+    trace({ deadline: 1_000n }),
+    { ...among(), pastDeadline: { blockNumber: 100n } },
+    { status: 'failed', reason: 'TRACKING_TIMED_OUT', transaction: null },
+  ],
+  [
+    'nonce-less: past the deadline but that block not confirmed enough yet: pending',
+    trace({ deadline: 1_000n, confirmations: 3 }),
+    { ...among(), pastDeadline: { blockNumber: 100n } },
+    pending(3, 1),
+  ],
+  [
+    'nonce-less: a payment found before the deadline wins over the deadline',
+    trace({ deadline: 1_000n }),
+    { ...among(tx({ hash: A, blockTimestamp: 999n })), pastDeadline: { blockNumber: 100n } },
+    success(A),
+  ],
+  [
+    'nonce-less with a transaction: its sender and nonce are taken, paid: success',
+    expectation({ nonce: null, sender: null }),
+    mined({ nonce: 12n }),
+    success(),
+  ],
+  [
+    'nonce-less with a transaction: a given sender that differs is SENDER_MISMATCH',
+    expectation({ nonce: null }),
+    mined({ from: OTHER }),
+    failed('SENDER_MISMATCH'),
+  ],
+  [
+    'nonce-less with a transaction: judged as section 3 (short: AMOUNT_MISMATCH)',
+    expectation({ nonce: null }),
+    mined({ transfers: [pay(RECEIVER, 99n)] }),
+    failed('AMOUNT_MISMATCH'),
+  ],
+  [
+    'nonce-less with a transaction: a replacement at its nonce is judged instead',
+    expectation({ nonce: null }),
+    { ...replacedBy({ transfers: [pay(RECEIVER, 100n)] }), given: tx({ hash: GIVEN }), consumer: tx({ hash: REPLACEMENT }) },
+    success(REPLACEMENT),
+  ],
+  [
+    'nonce-less with a transaction not mined yet: pending',
+    expectation({ nonce: null }),
+    { given: null, consumer: null, position: POSITION },
+    pending(1, 0),
   ],
 ]
 

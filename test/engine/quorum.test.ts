@@ -8,7 +8,7 @@ import { parseEther, type Address } from 'viem'
 import { mine, sendNative, startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
 import { startFaultyRpcProxy, type AnswerRewrite, type FaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, engineAtHead, freshAddress, readPayment, startEngineService } from './support.ts'
+import { createPayment, engineAtHead, freshAddress, readPayment, startEngineService, waitFor } from './support.ts'
 
 const cleanup: (() => Promise<void>)[] = []
 after(async () => {
@@ -162,4 +162,44 @@ test("a provider that names the expected sender for another sender's payment doe
   assert.equal(record.status, 'pending', "erin's nonce is not consumed")
   assert.equal(await disagreements(service, honestA), 0)
   assert.equal(await disagreements(service, honestB), 0)
+})
+
+test('a payment to a nonce-less trace fabricated by one provider is not its payment; the real one later is', async () => {
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const [liar, honestA, honestB] = proxies as [FaultyRpcProxy, FaultyRpcProxy, FaultyRpcProxy]
+  const alice = anvil.accounts[1]!
+  const bob = anvil.accounts[2]!
+  const receiver = freshAddress()
+  const nonce = await anvil.publicClient.getTransactionCount({ address: alice.address })
+  liar.setRewrite(redirect(alice.address, nonce, receiver))
+  const secretId = `quorum-trace-${process.pid}`
+  const created = await service.api(apiKey, {
+    method: 'POST',
+    url: '/v2/payments',
+    payload: {
+      blockchain: 'ethereum',
+      token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE',
+      receiver,
+      amount: '1',
+      after_block: String(await anvil.publicClient.getBlockNumber()),
+      secret_id: secretId,
+      callback: 'https://merchant.example/callback',
+    },
+  })
+  assert.equal(created.statusCode, 201, created.body)
+  // Alice pays someone else; the liar says it reached the receiver.
+  await pay(anvil, alice, freshAddress())
+  await mine(anvil, 2)
+  await engineAtHead(service, anvil)
+  await waitFor('the liar to be counted', async () => ((await disagreements(service, liar)) >= 1 ? true : undefined))
+  assert.equal((await readPayment(service, apiKey, secretId)).status, 'pending', 'a fabricated payment is no success')
+  assert.equal(await disagreements(service, honestA), 0)
+  assert.equal(await disagreements(service, honestB), 0)
+  // The real payment, from anyone: the trace searched again and finds it.
+  liar.setRewrite(null)
+  const paid = await pay(anvil, bob, receiver)
+  const record = await mineUntilFinal(anvil, service, apiKey, secretId)
+  assert.equal(record.status, 'success')
+  assert.equal(record.transaction, paid.transactionHash.toLowerCase())
+  assert.equal(String(record.sender).toLowerCase(), bob.address.toLowerCase())
 })

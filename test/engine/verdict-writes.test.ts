@@ -57,8 +57,8 @@ async function trackingWithMatch(blockNumber: bigint) {
   const tracking = await insertTestTracking(database.db, accountId, { token: NATIVE_TOKEN, confirmations: 1 })
   const mined: MinedTransaction = {
     hash: tracking.transaction!,
-    from: tracking.sender.toLowerCase(),
-    nonce: tracking.nonce,
+    from: tracking.sender!.toLowerCase(),
+    nonce: tracking.nonce!,
     reverted: false,
     blockNumber,
     blockHash: randomHash(),

@@ -40,6 +40,7 @@ const CURRENT_FIELDS = [
   'commitment',
   'confirmations',
   'after_block',
+  'deadline',
   'amount',
   'fee_amount',
   'fee_receiver',
@@ -63,6 +64,7 @@ const EARLIER_FIELDS = [
   'token',
   'confirmations',
   'after_block',
+  'deadline',
   'amount',
   'payload',
   'uuid',
@@ -93,6 +95,7 @@ describe('current shape', () => {
     assert.match(String(res.headers['content-type']), /^application\/json/)
     const record = res.json()
     assert.deepEqual(Object.keys(record), CURRENT_FIELDS)
+    assert.equal(record.deadline, null)
     assert.equal(record.status, 'pending')
     assert.equal(record.blockchain, 'ethereum')
     assert.equal(record.transaction, null)
@@ -170,6 +173,7 @@ describe('earlier (uuid) shape', () => {
     assert.deepEqual(Object.keys(record), EARLIER_FIELDS)
     assert.equal(record.nonce, 42)
     assert.equal(record.after_block, 77)
+    assert.equal(record.deadline, null)
     assert.equal(record.uuid, body.uuid)
     assert.equal(record.transaction, TX_HASH)
     assert.equal(record.confirmations, 2)

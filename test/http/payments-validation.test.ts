@@ -30,7 +30,8 @@ const post = (body: unknown, headers: Record<string, string> = {}) =>
   service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: body as object, headers })
 
 describe('each required field', () => {
-  for (const field of ['blockchain', 'sender', 'nonce', 'receiver', 'token', 'amount', 'after_block', 'secret_id', 'callback']) {
+  // `nonce` is optional (docs/api.md, "Payments without a nonce"); `sender` is required with it.
+  for (const field of ['blockchain', 'sender', 'receiver', 'token', 'amount', 'after_block', 'secret_id', 'callback']) {
     test(`missing ${field} → 400 on path ${field}`, async () => {
       assertFieldError(await post(createBody({ [field]: undefined })), field)
     })
@@ -42,7 +43,7 @@ describe('each required field', () => {
   test('an empty object lists every required field at once', async () => {
     const body = assertFieldError(await post({}), 'blockchain')
     const paths = body.errors!.map((e) => e.path).sort()
-    assert.deepEqual(paths, ['after_block', 'amount', 'blockchain', 'callback', 'nonce', 'receiver', 'secret_id', 'sender', 'token'])
+    assert.deepEqual(paths, ['after_block', 'amount', 'blockchain', 'callback', 'receiver', 'secret_id', 'token'])
   })
 
   test('earlier form: transaction and confirmations required, callback optional', async () => {
@@ -76,6 +77,11 @@ describe('each invalid value → 400 VALIDATION_FAILED with its path', () => {
     ['nonce beyond uint64', { nonce: '18446744073709551616' }, 'nonce'],
     ['nonce unsafe number', { nonce: 2 ** 60 }, 'nonce'],
     ['nonce boolean', { nonce: true }, 'nonce'],
+    ['deadline negative', { deadline: -1 }, 'deadline'],
+    ['deadline fractional', { deadline: 1.5 }, 'deadline'],
+    ['deadline text', { deadline: 'tomorrow' }, 'deadline'],
+    ['deadline a date string', { deadline: '2030-01-01' }, 'deadline'],
+    ['deadline beyond uint64', { deadline: '18446744073709551616' }, 'deadline'],
     ['after_block negative', { after_block: -5 }, 'after_block'],
     ['after_block object', { after_block: { n: 1 } }, 'after_block'],
     ['amount a number', { amount: 1.5 }, 'amount'],

@@ -63,6 +63,7 @@ const cases: Case[] = [
         confirmations: 2,
         forward_on_failure: false,
         transaction: TX_HASH,
+        deadline: 1_900_000_000,
         integration_id: 'int-1',
         link_id: 'link-1',
         forward_to: 'https://shop.example/done',
@@ -73,7 +74,7 @@ const cases: Case[] = [
       }),
     samples: { uuid: () => earlierBody() },
     variants: [{}, { uuid: 'u-1' }, { uuid: 'u-1', commitment: 'finalized' }, { fee_amount: '1' }, { shop: 'a.myshopify.com' }],
-    alternates: { nonce: ['7'], after_block: ['12'] },
+    alternates: { nonce: ['7'], after_block: ['12'], deadline: ['1900000000'] },
   },
   {
     name: 'POST /v2/payments/release body',

@@ -30,7 +30,7 @@ const bodyOf = (t: Tracking, changes: Record<string, unknown> = {}) => ({
   blockchain: t.blockchain,
   transaction: t.transaction,
   sender: t.sender,
-  nonce: t.nonce.toString(),
+  nonce: String(t.nonce),
   secret_id: t.secretId,
   ...changes,
 })
@@ -138,7 +138,7 @@ test('fields that do not name the payment: 404; addresses in any letter case mat
     assert.equal(res.statusCode, 404, `${JSON.stringify(change)}: ${res.body}`)
   }
   const res = await release(
-    bodyOf(t, { sender: getAddress(t.sender), transaction: t.transaction!.toUpperCase().replace('0X', '0x'), nonce: 7 }),
+    bodyOf(t, { sender: getAddress(t.sender!), transaction: t.transaction!.toUpperCase().replace('0X', '0x'), nonce: 7 }),
   )
   assert.equal(res.statusCode, 200, res.body)
   assert.equal(res.json().release, true)

@@ -33,6 +33,8 @@ export function testTracking(accountId: string, overrides: Partial<Tracking> = {
     commitment: 'confirmed',
     confirmations: 2,
     afterBlock: 100n,
+    deadline: null,
+    nonceless: false,
     amount: '1.5',
     feeAmount: null,
     feeReceiver: null,

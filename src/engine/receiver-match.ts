@@ -1,0 +1,150 @@
+import type { Transaction, TransactionReceipt } from 'viem'
+import type { FullBlock } from '../chain/chain-reader.ts'
+import { RetryableChainError } from '../chain/errors.ts'
+import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import { erc20Transfers } from '../chain/transfers.ts'
+import { decide, type MinedTransaction } from '../domain/judge.ts'
+import type { Tracking } from '../domain/tracking.ts'
+import type { Db } from '../store/database.ts'
+import { findTracesByReceivers } from '../store/nonceless-trackings.ts'
+import type { TrackingMatch } from '../store/tracking-matches.ts'
+import { expectationOf, paysNative } from './expectation.ts'
+
+/** A nonce-less trace's payment found in a block: judged at once, stored as its match while it waits. */
+export interface ReceiverFinding {
+  tracking: Tracking
+  paying: MinedTransaction
+  match: TrackingMatch
+}
+
+export interface ReceiverMatchDeps {
+  chain: string
+  db: Db
+  evidence: EvidenceReader
+}
+
+/** Addresses a transaction may pay: its Transfer logs' recipients, its own `to`, and addresses its input or logs name. */
+interface Touch {
+  tx: Transaction
+  receipt: TransactionReceipt
+  /** Every address the transaction may have paid (lower-case). */
+  addresses: Set<string>
+}
+
+/** A 32-byte word that holds an address: twelve zero bytes, then twenty that are not all zero. */
+const ADDRESS_WORD = /^0{24}(?!0{40})[0-9a-f]{40}$/
+
+/** The address-shaped words of call data or log data (routers name the receiver there). */
+function addressWords(hex: string, into: Set<string>): void {
+  const body = hex.startsWith('0x') ? hex.slice(2) : hex
+  // Call data starts with a 4-byte selector; log data and topics do not.
+  for (const offset of body.length % 64 === 8 ? [8] : [0]) {
+    for (let i = offset; i + 64 <= body.length; i += 64) {
+      const word = body.slice(i, i + 64).toLowerCase()
+      if (ADDRESS_WORD.test(word)) into.add(`0x${word.slice(24)}`)
+    }
+  }
+}
+
+function touchOf(tx: Transaction, receipt: TransactionReceipt): Touch {
+  const addresses = new Set<string>()
+  if (receipt.status === 'success') {
+    for (const transfer of erc20Transfers(receipt.logs)) addresses.add(transfer.to.toLowerCase())
+    if (tx.to) addresses.add(tx.to.toLowerCase())
+    // Native value forwarded by a contract reaches an address no log has to name; a router is told
+    // the receiver in its call data (or names it in an event): those transactions are traced, only
+    // for a receiver a pending trace expects.
+    if (tx.input && tx.input !== '0x') addressWords(tx.input, addresses)
+    for (const log of receipt.logs) {
+      for (const topic of log.topics.slice(1)) if (topic) addressWords(topic, addresses)
+      addressWords(log.data, addresses)
+    }
+  }
+  return { tx, receipt, addresses }
+}
+
+/**
+ * Matching by receiver (docs/architecture.md, "Matching by receiver"): the block's receipts (one
+ * request, read by the caller) say which addresses its transactions may have paid; ONE query finds
+ * the pending nonce-less traces that expect one of them; then, per account, its traces take the
+ * block's transactions in their creation order: each the first transaction (in block order) that
+ * pays it in full (`decide` over the candidates) and that no earlier trace of the account took, nor a
+ * nonce tracking of the account consumes in this block (`claimed`: "account\nhash"). Evidence is built
+ * from the fetched receipts; a trace of internal calls is read only for native payments, only for
+ * transactions that touch the receiver. The cost follows the block's size and the traces that expect
+ * its receivers, never the number of pending trackings.
+ */
+export async function matchReceivers(
+  deps: ReceiverMatchDeps,
+  block: FullBlock,
+  receipts: Map<string, TransactionReceipt>,
+  claimed: Set<string>,
+): Promise<ReceiverFinding[]> {
+  const touches: Touch[] = []
+  const touched = new Set<string>()
+  for (const tx of block.transactions) {
+    const receipt = receipts.get(tx.hash.toLowerCase())
+    if (!receipt) throw new RetryableChainError(`the RPC has no receipt for ${tx.hash} of block ${block.number} yet`)
+    const touch = touchOf(tx, receipt)
+    // A reverted transaction touches nothing: it is no candidate (and fails no trace).
+    if (touch.addresses.size === 0) continue
+    touches.push(touch)
+    for (const address of touch.addresses) touched.add(address)
+  }
+  if (touched.size === 0) return []
+  const traces = await findTracesByReceivers(deps.db, deps.chain, [...touched], block)
+  if (traces.length === 0) return []
+
+  const mined = new Map<string, Promise<MinedTransaction>>()
+  const evidenceOf = (touch: Touch, native: boolean): Promise<MinedTransaction> => {
+    const id = `${touch.tx.hash.toLowerCase()}:${native}`
+    let read = mined.get(id)
+    if (!read) {
+      read = deps.evidence.fromFetched(touch.tx, touch.receipt, { native }).then((tx) => ({ ...tx, blockTimestamp: block.timestamp }))
+      mined.set(id, read)
+    }
+    return read
+  }
+
+  const findings: ReceiverFinding[] = []
+  // Oldest first (the query's order): an account's earlier trace takes a transaction before its later ones.
+  for (const tracking of traces) {
+    const receiver = tracking.receiver.toLowerCase()
+    const native = paysNative(tracking)
+    const open = touches.filter((t) => t.addresses.has(receiver) && !claimed.has(`${tracking.accountId}\n${t.tx.hash.toLowerCase()}`))
+    if (open.length === 0) continue
+    const candidates = await Promise.all(open.map((touch) => evidenceOf(touch, native)))
+    const decided = decide(expectationOf(tracking), { given: null, consumer: null, candidates })
+    if (!decided || decided.reason !== null) continue
+    const paying = decided.tx
+    claimed.add(`${tracking.accountId}\n${paying.hash}`)
+    findings.push({
+      tracking,
+      paying,
+      match: {
+        trackingId: tracking.id,
+        chain: deps.chain,
+        blockNumber: block.number,
+        blockHash: block.hash.toLowerCase(),
+        transaction: paying.hash,
+        evidence: { given: null, consumer: paying },
+        pendingHashes: null,
+      },
+    })
+  }
+  return findings
+}
+
+/** The accounts' claims on a block's transactions by their nonce trackings (sender+nonce or named hash). */
+export function claimsOf(block: FullBlock, nonceCandidates: readonly Tracking[]): Set<string> {
+  const claimed = new Set<string>()
+  if (nonceCandidates.length === 0) return claimed
+  const bySenderNonce = new Map<string, string>()
+  for (const tx of block.transactions) bySenderNonce.set(`${tx.from.toLowerCase()}:${BigInt(tx.nonce)}`, tx.hash.toLowerCase())
+  for (const t of nonceCandidates) {
+    if (t.transaction) claimed.add(`${t.accountId}\n${t.transaction.toLowerCase()}`)
+    const hash = t.sender !== null && t.nonce !== null ? bySenderNonce.get(`${t.sender.toLowerCase()}:${t.nonce}`) : undefined
+    if (hash) claimed.add(`${t.accountId}\n${hash}`)
+  }
+  return claimed
+}
