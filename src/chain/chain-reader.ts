@@ -10,6 +10,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import type { BlockHeader } from '../domain/block-window.ts'
+import { carryAnswerSource } from './answer-source.ts'
 import { NonRetryableChainError } from './errors.ts'
 
 export interface FullBlock extends BlockHeader {
@@ -89,11 +90,12 @@ export function createChainReader(client: PublicClient): ChainReader {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0][] | null>('eth_getBlockReceipts', [hash])
       if (!raw) return null
       const wanted = only ? raw.filter((receipt) => only.has(String(receipt.transactionHash).toLowerCase())) : raw
-      return wanted.map((receipt) => formatTransactionReceipt(receipt))
+      // Each receipt carries the provider that sent the block's receipts (the quorum's vote is that answer).
+      return wanted.map((receipt) => carryAnswerSource(raw, formatTransactionReceipt(receipt)))
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])
-      return raw ? formatTransactionReceipt(raw) : null
+      return raw ? carryAnswerSource(raw, formatTransactionReceipt(raw)) : null
     },
     async transaction(hash) {
       const raw = await request<Parameters<typeof formatTransaction>[0] | null>('eth_getTransactionByHash', [hash])
