@@ -64,7 +64,9 @@ function toFullBlock(raw: RawBlock): FullBlock {
     hash: block.hash!,
     parentHash: block.parentHash,
     timestamp: block.timestamp,
-    transactions: block.transactions as Transaction[],
+    // Each transaction carries the provider that sent the block (a transaction whose fields do not
+    // hash to its hash is that provider's lie: evidence-quorum.ts).
+    transactions: (block.transactions as Transaction[]).map((tx) => carryAnswerSource(raw, tx)),
   }
 }
 
@@ -99,7 +101,7 @@ export function createChainReader(client: PublicClient): ChainReader {
     },
     async transaction(hash) {
       const raw = await request<Parameters<typeof formatTransaction>[0] | null>('eth_getTransactionByHash', [hash])
-      return raw ? formatTransaction(raw) : null
+      return raw ? carryAnswerSource(raw, formatTransaction(raw)) : null
     },
     async transactionCount(address, ref) {
       return BigInt(await request<string>('eth_getTransactionCount', [address, tag(ref)]))

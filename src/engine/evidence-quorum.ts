@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { answerSourceOf } from '../chain/answer-source.ts'
 import { HEDGE_MAX_MS } from '../chain/hedge-delay.ts'
 import { createEvidenceReader, type EvidenceReader, type FetchedTransaction } from '../chain/payment-evidence.ts'
 import type { ChainHandle } from '../chain/registry.ts'
@@ -97,6 +98,8 @@ export function createEvidenceQuorum(deps: {
   const log = deps.logger.child({ chain: handle.config.name })
   const disputes = createQuorumDisputes({ clock: deps.clock })
   let readers: EvidenceReader[] | undefined
+  /** Lies already counted (the same answer judged again on the next block is the same lie). */
+  const reported = new WeakSet<object>()
   /** One vote waits at most this long: a quarter of the RPC timeout, at most the longest hedge delay. */
   const voteTimeoutMs = Math.max(50, Math.min(HEDGE_MAX_MS, handle.config.rpcTimeoutMs / 4))
   const round = { timeoutMs: voteTimeoutMs, hedgeDelayMs: (i: number) => pool.hedgeDelayMs(i), onHedge: (i: number) => pool.hedged(i) }
@@ -119,8 +122,13 @@ export function createEvidenceQuorum(deps: {
     if (seen) {
       const check = checkTransactionHash(seen)
       if (check !== 'invalid') return check === 'valid' ? seen : 'unsupported'
-      // Which provider gave these fields is not known for sure (several reads may have): the
-      // providers are asked below, and the one that returns them again is counted.
+      // The provider whose answer (a block, a transaction) carried these fields lied; the providers
+      // are asked below, and any that returns them again is counted too.
+      const from = answerSourceOf(seen)
+      if (from !== undefined && !reported.has(seen)) {
+        reported.add(seen)
+        lied(from, hash)
+      }
     }
     const found = await gatherVotes<FetchedTransaction | 'unsupported'>({
       ...round,
