@@ -182,7 +182,7 @@ test('three providers, one down: the liar and the honest one never make a quorum
   assert.equal(statuses.filter((s) => s === 'success').length, 0, `no false success (${statuses})`)
 })
 
-test("while two providers disagree, a tracking's evidence is checked again after a pause, not on every block", async () => {
+test("while two providers disagree, a tracking's evidence is checked again after a pause, not on every block", async (t) => {
   const run = await runAttack({ mode: 'inflate', payments: 20 })
   const receiptsAsked = (proxy: FaultyRpcProxy) => proxy.arrivals.length
   const before = run.proxies.map(receiptsAsked)
@@ -192,6 +192,7 @@ test("while two providers disagree, a tracking's evidence is checked again after
     await engineAtHead(run.service, run.anvil)
   }
   const during = run.proxies.map((p, i) => receiptsAsked(p) - before[i]!)
+  t.diagnostic(`requests per provider over 20 blocks: ${during}`)
   // The follower's own reads: a block, its header checks; not 20 receipts per block and provider.
   for (const requests of during) assert.ok(requests < 20 * 5, `requests per provider over 20 blocks: ${during}`)
   // Once the pause is over (the longest first pause: 5 s and its jitter), each tracking is checked once more.
