@@ -196,7 +196,8 @@ export function createEvidenceQuorum(deps: {
           : undefined
       if (source !== undefined) count(source, judged!)
       const decidedOf = () => [...groups.entries()].find(([, g]) => g.providers.length >= quorum)?.[0]
-      const askAll = (candidates: number[], parallel: number) =>
+      /** Asks `candidates` until a quorum agrees (`untilDecided`), or every one of them. */
+      const askAll = (candidates: number[], parallel: number, untilDecided: boolean) =>
         gatherVotes<MinedTransaction>({
           ...round,
           candidates,
@@ -204,7 +205,7 @@ export function createEvidenceQuorum(deps: {
           ask: async (i) => (await answerOf(i)) ?? undefined,
           enough(answers) {
             for (const [i, tx] of answers) if (!tx.internalValueUnknown) count(i, tx)
-            return decidedOf() !== undefined
+            return untilDecided && decidedOf() !== undefined
           },
         })
       // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
@@ -212,14 +213,17 @@ export function createEvidenceQuorum(deps: {
       await askAll(
         pool.order().filter((i) => i !== source),
         quorum - (source === undefined ? 0 : 1),
+        true,
       )
       let decided = decidedOf()
       const asked = new Set([...groups.values()].flatMap((g) => g.providers))
       if (decided !== undefined && judgedPrint !== decided) {
         // The verdict rested on other evidence: find who gave it (the rest are asked, only now).
         const rest = pool.order().filter((i) => !asked.has(i))
-        await askAll(rest, rest.length)
-        decided = decidedOf()
+        await askAll(rest, rest.length, false)
+        // Two quorums on different evidence (more colluding providers than the quorum allows for):
+        // none of them decides.
+        if ([...groups.values()].filter((g) => g.providers.length >= quorum).length > 1) decided = undefined
       }
       const answers = [...groups.values()].reduce((n, g) => n + g.providers.length, 0)
       if (decided === undefined) {
