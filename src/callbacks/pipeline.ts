@@ -52,6 +52,11 @@ export function createAttemptPipeline(options: {
   concurrency: number
   perHost: number
   signing: number
+  /**
+   * Waited for right before an attempt's request goes out (its start is recorded: an attempt never
+   * started spends no retry after a crash; sending-marks.ts). Absent: sent at once.
+   */
+  beforeSend?: (delivery: ClaimedDelivery, startedAt: Date) => Promise<void>
 }): AttemptPipeline {
   const { signer, sender, clock } = options
   let cancel: ((delivery: ClaimedDelivery) => void) | undefined
@@ -131,7 +136,11 @@ export function createAttemptPipeline(options: {
       const headers = job.secrets
         ? { ...job.headers!, ...standardWebhookHeaders(job.secrets, job.delivery.id, startedAt, job.body!) }
         : job.headers!
-      sender.send(job.delivery.tracking.callback!, job.body!, headers).then((result) => {
+      const marked = options.beforeSend?.(job.delivery, startedAt)
+      const sent = marked
+        ? marked.then(() => sender.send(job.delivery.tracking.callback!, job.body!, headers))
+        : sender.send(job.delivery.tracking.callback!, job.body!, headers)
+      sent.then((result) => {
         state.inFlight--
         inFlight--
         // An exponentially weighted mean: recent answers count most.

@@ -12,6 +12,7 @@ import { renewLeases } from './lease-renewal.ts'
 import type { CallbackMetrics } from './metrics.ts'
 import { createOutcomeRecorder } from './outcome-recorder.ts'
 import { createAttemptPipeline } from './pipeline.ts'
+import { createSendingMarks } from './sending-marks.ts'
 import type { CallbackSender } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
 import { createWakeSignal } from './wake-signal.ts'
@@ -80,6 +81,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
   const endpoints = createEndpointRegistry(db)
+  const markSending = createSendingMarks({ db, claim, logger })
   const pipeline = createAttemptPipeline({
     signer: deps.signer,
     sender: deps.sender,
@@ -88,6 +90,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     concurrency,
     perHost,
     signing: deps.signing ?? 16,
+    beforeSend: (delivery, at) => markSending(delivery.id, at),
   })
   const outcomes = { clock, random: deps.random ?? Math.random, metrics: deps.metrics, logger, worker: name }
 

@@ -10,6 +10,7 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import type { BlockHeader } from '../domain/block-window.ts'
+import { carryAnswerSource } from './answer-source.ts'
 import { NonRetryableChainError } from './errors.ts'
 
 export interface FullBlock extends BlockHeader {
@@ -63,7 +64,9 @@ function toFullBlock(raw: RawBlock): FullBlock {
     hash: block.hash!,
     parentHash: block.parentHash,
     timestamp: block.timestamp,
-    transactions: block.transactions as Transaction[],
+    // Each transaction carries the provider that sent the block (a transaction whose fields do not
+    // hash to its hash is that provider's lie: evidence-quorum.ts).
+    transactions: (block.transactions as Transaction[]).map((tx) => carryAnswerSource(raw, tx)),
   }
 }
 
@@ -89,15 +92,16 @@ export function createChainReader(client: PublicClient): ChainReader {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0][] | null>('eth_getBlockReceipts', [hash])
       if (!raw) return null
       const wanted = only ? raw.filter((receipt) => only.has(String(receipt.transactionHash).toLowerCase())) : raw
-      return wanted.map((receipt) => formatTransactionReceipt(receipt))
+      // Each receipt carries the provider that sent the block's receipts (the quorum's vote is that answer).
+      return wanted.map((receipt) => carryAnswerSource(raw, formatTransactionReceipt(receipt)))
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])
-      return raw ? formatTransactionReceipt(raw) : null
+      return raw ? carryAnswerSource(raw, formatTransactionReceipt(raw)) : null
     },
     async transaction(hash) {
       const raw = await request<Parameters<typeof formatTransaction>[0] | null>('eth_getTransactionByHash', [hash])
-      return raw ? formatTransaction(raw) : null
+      return raw ? carryAnswerSource(raw, formatTransaction(raw)) : null
     },
     async transactionCount(address, ref) {
       return BigInt(await request<string>('eth_getTransactionCount', [address, tag(ref)]))

@@ -5,6 +5,7 @@ import { isMethodUnavailable, isTransient, RetryableChainError } from './errors.
 import type { ProviderPool } from './provider-pool.ts'
 import type { RpcAttempt } from './rpc-attempt.ts'
 import { retryAfterOf } from './rpc-failure.ts'
+import { noteAnswerSource } from './answer-source.ts'
 
 export type { RpcAttempt }
 
@@ -46,23 +47,6 @@ function blockAsked(method: string, params: unknown): bigint | undefined {
   const first = Array.isArray(params) ? params[0] : undefined
   // A block hash (eth_getBlockReceipts also takes one) names no height.
   return typeof first === 'string' && first.startsWith('0x') && first.length < 66 ? BigInt(first) : undefined
-}
-
-/** The key under which the pool remembers who answered a lookup (see `ProviderPool.noteAnswer`). */
-export function answerKey(method: string, params: unknown): string | undefined {
-  const first = Array.isArray(params) ? params[0] : undefined
-  if (typeof first !== 'string' || !first.startsWith('0x')) return undefined
-  // A block counts only with its transactions (a header says nothing about them).
-  if (method === 'eth_getBlockByNumber') return Array.isArray(params) && params[1] === true ? `${method}:${BigInt(first)}` : undefined
-  if (method === 'eth_getBlockReceipts') return first.length === 66 ? `${method}:${first.toLowerCase()}` : `${method}:${BigInt(first)}`
-  if (
-    method === 'eth_getTransactionByHash' ||
-    method === 'eth_getTransactionReceipt' ||
-    method === 'debug_traceTransaction' ||
-    method === 'trace_transaction'
-  )
-    return `${method}:${first.toLowerCase()}`
-  return undefined
 }
 
 /** The head a provider showed in its answer to a request for the latest block. */
@@ -183,8 +167,8 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
             pool?.observe(poolIndex(i), attempt)
             const head = pool ? headShown(args.method, args.params, result) : undefined
             if (head !== undefined) pool?.noteHead(poolIndex(i), head)
-            const key = pool && result !== null && result !== undefined ? answerKey(args.method, args.params) : undefined
-            if (key !== undefined) pool?.noteAnswer(key, poolIndex(i))
+            // The answer itself carries who sent it (the quorum counts it as that provider's vote).
+            noteAnswerSource(result, poolIndex(i))
             if ((result === null || result === undefined) && lookups.has(args.method)) return { kind: 'null' }
             return { kind: 'result', result }
           } catch (error) {

@@ -1,5 +1,6 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash } from 'viem'
 import type { MinedTransaction, Transfer } from '../domain/judge.ts'
+import { answerSourceOf } from './answer-source.ts'
 import { createTraceReader, type RequestClient, type TraceSupport } from './call-trace.ts'
 import { isChainError, NonRetryableChainError, RetryableChainError } from './errors.ts'
 import { erc20Transfers, internalValueTransfers, ownValueTransfer, type LogLike } from './transfers.ts'
@@ -53,7 +54,17 @@ export interface EvidenceReader {
    * The transaction fields and the evidence last built from them for `hash` (bounded: recent ones
    * only), so that the quorum can check those fields locally instead of asking for them again.
    */
-  seen(hash: string): { tx: FetchedTransaction; mined: MinedTransaction } | undefined
+  seen(hash: string): SeenEvidence | undefined
+}
+
+export interface SeenEvidence {
+  tx: FetchedTransaction
+  mined: MinedTransaction
+  /**
+   * The provider whose answer (its receipt, answer-source.ts) alone the evidence beyond the signed
+   * fields rests on; undefined when not known or when a trace (another answer) was read too.
+   */
+  source?: number
 }
 
 /** How many recently read transactions a reader remembers for `seen` (a few blocks' verdicts). */
@@ -67,7 +78,7 @@ const SEEN_LIMIT = 4096
 export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
   const request = client.request as RequestClient['request']
   const traces = createTraceReader({ request: (args) => request(args) })
-  const recent = new Map<string, { tx: FetchedTransaction; mined: MinedTransaction }>()
+  const recent = new Map<string, SeenEvidence>()
 
   async function fromFetched(tx: FetchedTransaction, receipt: FetchedReceipt, options: ReadOptions): Promise<MinedTransaction> {
     if (tx.hash.toLowerCase() !== receipt.transactionHash.toLowerCase()) {
@@ -76,7 +87,8 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
     const reverted = receipt.status !== 'success'
     const transfers: Transfer[] = reverted ? [] : [...ownValueTransfer(tx, false), ...erc20Transfers(receipt.logs)]
     let internalValueUnknown = false
-    if (options.native && !reverted && mayMakeInternalCalls(tx, receipt)) {
+    const traced = options.native && !reverted && mayMakeInternalCalls(tx, receipt)
+    if (traced) {
       const trace = await traces.callTrace(tx.hash)
       if (trace) transfers.push(...internalValueTransfers(trace))
       else internalValueUnknown = true
@@ -95,7 +107,8 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
       ...(internalValueUnknown ? { internalValueUnknown } : {}),
     }
     recent.delete(mined.hash)
-    recent.set(mined.hash, { tx, mined })
+    const source = traced ? undefined : answerSourceOf(receipt)
+    recent.set(mined.hash, source === undefined ? { tx, mined } : { tx, mined, source })
     if (recent.size > SEEN_LIMIT) recent.delete(recent.keys().next().value!)
     return mined
   }

@@ -89,8 +89,6 @@ export class ProviderPool {
   readonly #buckets: { rps: number | null; tokens: number; at: number }[]
   readonly #states: ProviderState[]
   readonly #webSocket: boolean[]
-  /** Which provider answered a lookup last (see `noteAnswer`), oldest first. */
-  readonly #answers = new Map<string, number>()
   readonly #latencies: LatencyWindow[]
 
   constructor(deps: ProviderPoolDeps) {
@@ -237,25 +235,6 @@ export class ProviderPool {
     this.refresh()
   }
 
-  /**
-   * Provider `i` answered the lookup `key` (a block with its transactions, a transaction, a receipt,
-   * a trace): the quorum counts that answer as the provider's vote instead of asking it again, when
-   * no other provider answered the same lookup. Bounded: the oldest go first.
-   */
-  noteAnswer(key: string, i: number): void {
-    // Answered by two providers: which one's answer was used is not known (-1, never a vote).
-    const before = this.#answers.get(key)
-    this.#answers.delete(key)
-    this.#answers.set(key, before === undefined || before === i ? i : -1)
-    if (this.#answers.size > 20_000) this.#answers.delete(this.#answers.keys().next().value!)
-  }
-
-  /** The one provider that answered `key`, if remembered and only one did. */
-  answeredBy(key: string): number | undefined {
-    const i = this.#answers.get(key)
-    return i === undefined || i < 0 ? undefined : i
-  }
-
   /** Provider `i`'s head as a probe just read it (it may have gone back: a node restarted, a reorg). */
   setHead(i: number, head: bigint): void {
     this.providers[i]!.head = head
@@ -276,6 +255,14 @@ export class ProviderPool {
     this.#stats[i]!.sitOutUntil = this.#now() + SIT_OUT_MS
     this.#deps.metrics?.disagreement(this.chain, this.providers[i]!.label)
     this.refresh()
+  }
+
+  /**
+   * Provider `i` disagreed with another provider and no quorum says which one is right: counted,
+   * not sent to sit out (the one telling the truth may be among them).
+   */
+  disputed(i: number): void {
+    this.#deps.metrics?.disagreement(this.chain, this.providers[i]!.label)
   }
 
   stateOf(i: number): ProviderState {

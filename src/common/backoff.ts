@@ -30,6 +30,12 @@ export const backoffPolicies = {
    * the tracking times out (the blocks to come judge it anyway).
    */
   fastPathCheck: { delaysMs: [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000], jitter: 0 },
+  /**
+   * A tracking whose providers disagree on its evidence, no quorum among them: its evidence is
+   * checked again after this pause (not on every block), doubling from 5 s up to a minute while
+   * the disagreement lasts.
+   */
+  quorumDispute: { delaysMs: [5_000, 10_000, 20_000, 40_000, 60_000], jitter: 0.2 },
   /** A PostgreSQL LISTEN connection that failed or was lost: doubling from 200 ms up to 10 s. */
   listenReconnect: { delaysMs: [200, 400, 800, 1_600, 3_200, 6_400, 10_000], jitter: 0 },
 } as const satisfies Record<string, BackoffPolicy>

@@ -62,7 +62,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
-    quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger }) : undefined,
+    quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger, clock }) : undefined,
   })
   // The runner is made last (it needs the processor): until then nothing is held.
   let runner: ChainRunner | undefined

@@ -1,10 +1,15 @@
 import type { Logger } from 'pino'
 import { TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { answerSourceOf } from '../chain/answer-source.ts'
+import { HEDGE_MAX_MS } from '../chain/hedge-delay.ts'
 import { createEvidenceReader, type EvidenceReader, type FetchedTransaction } from '../chain/payment-evidence.ts'
 import type { ChainHandle } from '../chain/registry.ts'
 import { checkTransactionHash, recoverTransactionSender } from '../chain/signed-transaction.ts'
+import type { Clock } from '../common/clock.ts'
 import { NATIVE_TOKEN, type Expectation, type MinedTransaction } from '../domain/judge.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
+import { createQuorumDisputes } from './quorum-disputes.ts'
+import { gatherVotes } from './quorum-votes.ts'
 
 /**
  * - `agreed`: `quorum` distinct providers returned the evidence the verdict rests on;
@@ -15,7 +20,8 @@ import type { TrackingMatch } from '../store/tracking-matches.ts'
 export type QuorumOutcome =
   | { outcome: 'agreed' }
   | { outcome: 'corrected'; match: TrackingMatch }
-  | { outcome: 'undecided'; answers: number }
+  /** `disputed`: providers contradict each other (reported once per state; checked again after a pause). */
+  | { outcome: 'undecided'; answers: number; disputed?: boolean }
 
 export interface EvidenceQuorum {
   /** Checks the evidence of a would-be final verdict with the chain's providers (quorum 1: agreed at once, no request). */
@@ -58,15 +64,22 @@ export function evidenceFingerprint(expectation: Expectation, tx: MinedTransacti
 }
 
 /**
- * Quorum over a verdict's evidence: the providers are asked one after another, best ranked first,
- * until `quorum` of them return the same evidence (the first answer checked by the next ones, no
- * broadcast). A provider that has not reached the inclusion block, one that fails, one that does not know the
+ * Quorum over a verdict's evidence. A vote is an answer one provider gave: the judged evidence counts
+ * as the vote of the provider whose answer it was built from (the answer carries its sender,
+ * src/chain/answer-source.ts; evidence read another way, or from a receipt and a trace, counts as
+ * no one's), and every other vote is that provider's own answer to the quorum's request. Providers
+ * are asked best ranked first, as many at once as the quorum still needs, each with a timeout of
+ * its own shorter than the RPC timeout, and the next one is asked as soon as one gives no answer
+ * or is slow (past its hedge delay): a hanging provider holds a verdict a moment, not the follower.
+ * A provider that has not reached the inclusion block, one that fails, one that does not know the
  * transaction, and one without a trace for a native payment that needs it give no answer (none of
- * these is evidence). A provider that contradicts the agreeing ones is counted, logged with both
- * answers, and sits out for a while.
+ * these is evidence). A provider that contradicts a quorum is counted, logged with both answers,
+ * and sits out for a while. Providers that contradict each other with no quorum among them are all
+ * counted and logged once per tracking and state, and the tracking is checked again after a
+ * growing pause instead of on every block (quorum-disputes.ts).
  *
  * The transaction's signed fields (nonce, receiver, value, input) are checked locally, once: when they
- * hash to the transaction's hash, the hash alone fixes them, and each other provider is asked only for
+ * hash to the transaction's hash, the hash alone fixes them, and each provider is asked only for
  * the receipt (status, sender, inclusion block, logs) and, for a native payment through a contract,
  * the trace. The sender is not hashed: each provider's vote carries the sender its own receipt states,
  * so a provider that names another sender contradicts the others (a secp256k1 recovery per verdict,
@@ -74,30 +87,22 @@ export function evidenceFingerprint(expectation: Expectation, tx: MinedTransacti
  * sender). A transaction whose fields do not hash to its hash is a lie of the provider that returned
  * it: never a vote, counted as a disagreement.
  */
-export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: EvidenceReader; logger: Logger }): EvidenceQuorum {
+export function createEvidenceQuorum(deps: {
+  handle: ChainHandle
+  evidence: EvidenceReader
+  logger: Logger
+  clock: Clock
+}): EvidenceQuorum {
   const { handle } = deps
   const { pool } = handle
   const log = deps.logger.child({ chain: handle.config.name })
+  const disputes = createQuorumDisputes({ clock: deps.clock })
   let readers: EvidenceReader[] | undefined
-  const pick = (...keys: string[]) => keys.map((key) => pool.answeredBy(key)).find((i) => i !== undefined)
-  const traceFrom = (tx: MinedTransaction) => pick(`debug_traceTransaction:${tx.hash}`, `trace_transaction:${tx.hash}`)
-
-  /** The one provider that answered the receipt (and trace) the judged evidence rests on, if known. */
-  const receiptSourceOf = (tx: MinedTransaction): number | undefined => {
-    const receiptFrom = pick(
-      `eth_getTransactionReceipt:${tx.hash}`,
-      `eth_getBlockReceipts:${tx.blockNumber}`,
-      `eth_getBlockReceipts:${tx.blockHash.toLowerCase()}`,
-    )
-    const trace = traceFrom(tx)
-    return trace === undefined || trace === receiptFrom ? receiptFrom : undefined
-  }
-
-  /** The one provider that answered every read the judged evidence rests on (fields unchecked), if known. */
-  const sourceOf = (tx: MinedTransaction): number | undefined => {
-    const txFrom = pick(`eth_getTransactionByHash:${tx.hash}`, `eth_getBlockByNumber:${tx.blockNumber}`)
-    return txFrom !== undefined && txFrom === receiptSourceOf(tx) ? txFrom : undefined
-  }
+  /** Lies already counted (the same answer judged again on the next block is the same lie). */
+  const reported = new WeakSet<object>()
+  /** One vote waits at most this long: a quarter of the RPC timeout, at most the longest hedge delay. */
+  const voteTimeoutMs = Math.max(50, Math.min(HEDGE_MAX_MS, handle.config.rpcTimeoutMs / 4))
+  const round = { timeoutMs: voteTimeoutMs, hedgeDelayMs: (i: number) => pool.hedgeDelayMs(i), onHedge: (i: number) => pool.hedged(i) }
 
   const lied = (i: number, hash: string) => {
     pool.disagreed(i)
@@ -117,29 +122,40 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: Evid
     if (seen) {
       const check = checkTransactionHash(seen)
       if (check !== 'invalid') return check === 'valid' ? seen : 'unsupported'
-      // Which provider gave these fields is not known for sure (several reads may have): the
-      // providers are asked below, and the one that returns them again is counted.
+      // The provider whose answer (a block, a transaction) carried these fields lied; the providers
+      // are asked below, and any that returns them again is counted too.
+      const from = answerSourceOf(seen)
+      if (from !== undefined && !reported.has(seen)) {
+        reported.add(seen)
+        lied(from, hash)
+      }
     }
-    for (const i of pool.order()) {
-      const tx = await handle.providerClients[i]!.getTransaction({ hash: hash as Hash }).catch(() => undefined)
-      if (!tx || tx.blockNumber === null) continue
-      const check = checkTransactionHash(tx)
-      if (check === 'valid') return tx
-      if (check === 'unsupported') return 'unsupported'
-      lied(i, hash)
-    }
-    return undefined
+    const found = await gatherVotes<FetchedTransaction | 'unsupported'>({
+      ...round,
+      candidates: pool.order(),
+      parallel: 1,
+      async ask(i) {
+        const tx = await handle.providerClients[i]!.getTransaction({ hash: hash as Hash })
+        if (tx.blockNumber === null) return undefined
+        const check = checkTransactionHash(tx)
+        if (check === 'invalid') return void lied(i, hash)
+        return check === 'valid' ? tx : 'unsupported'
+      },
+      enough: (answers) => answers.size > 0,
+    })
+    return found.values().next().value
   }
 
   return {
     async confirm(expectation, match) {
       const quorum = handle.config.quorum
       if (quorum <= 1) return { outcome: 'agreed' }
+      if (disputes.waiting(match.trackingId)) return { outcome: 'undecided', answers: 0, disputed: true }
       const all = (readers ??= handle.providerClients.map((client) => createEvidenceReader(client)))
       const judged = judgedOf(match)
+      const judgedPrint = judged ? evidenceFingerprint(expectation, judged) : undefined
       const native = expectation.token === NATIVE_TOKEN
       const groups = new Map<string, { providers: number[]; tx: MinedTransaction }>()
-      let decided: string | undefined
       const fields = await signedFields(match.transaction)
       if (fields === undefined) return { outcome: 'undecided', answers: 0 }
       const checked = fields === 'unsupported' ? undefined : fields
@@ -159,47 +175,82 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: Evid
         if (!from) return null
         return all[i]!.fromFetched({ ...checked, from }, receipt, { native })
       }
-
-      // The first answer: the provider the judged evidence came from, when one provider gave it (its
-      // vote is that evidence); the others check it. With checked fields, the evidence must have been
-      // built from those very fields, and only its receipt's (and trace's) provider matters.
-      let source: number | undefined
-      if (judged && checked) {
-        const seen = deps.evidence.seen(match.transaction)
-        const same = seen?.tx === checked && evidenceFingerprint(expectation, seen.mined) === evidenceFingerprint(expectation, judged)
-        source = same ? receiptSourceOf(judged) : undefined
-      } else if (judged) source = sourceOf(judged)
-      if (judged && source !== undefined) groups.set(evidenceFingerprint(expectation, judged), { providers: [source], tx: judged })
-      const vote = async (i: number): Promise<string | undefined> => {
-        const tx = await answerOf(i).catch(() => undefined)
-        if (!tx || tx.internalValueUnknown) return undefined
+      const count = (i: number, tx: MinedTransaction): string => {
         const print = evidenceFingerprint(expectation, tx)
         const group = groups.get(print) ?? { providers: [], tx }
-        group.providers.push(i)
+        if (!group.providers.includes(i)) group.providers.push(i)
         groups.set(print, group)
         return print
       }
+
+      // The first vote: the provider whose answer the judged evidence was built from, when that is
+      // known for this very evidence (its fingerprint) and these very fields.
+      const seen = deps.evidence.seen(match.transaction)
+      const source =
+        checked &&
+        judgedPrint !== undefined &&
+        seen?.source !== undefined &&
+        seen.tx === checked &&
+        evidenceFingerprint(expectation, seen.mined) === judgedPrint
+          ? seen.source
+          : undefined
+      if (source !== undefined) count(source, judged!)
+      const decidedOf = () => [...groups.entries()].find(([, g]) => g.providers.length >= quorum)?.[0]
+      /** Asks `candidates` until a quorum agrees (`untilDecided`), or every one of them. */
+      const askAll = (candidates: number[], parallel: number, untilDecided: boolean) =>
+        gatherVotes<MinedTransaction>({
+          ...round,
+          candidates,
+          parallel,
+          ask: async (i) => (await answerOf(i)) ?? undefined,
+          enough(answers) {
+            for (const [i, tx] of answers) if (!tx.internalValueUnknown) count(i, tx)
+            return untilDecided && decidedOf() !== undefined
+          },
+        })
       // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
       // provider that has not reached the block answers null, which is no answer.
-      for (const i of pool.order()) {
-        if (i === source) continue
-        const print = await vote(i)
-        if (print !== undefined && groups.get(print)!.providers.length >= quorum) {
-          decided = print
-          break
-        }
-      }
+      await askAll(
+        pool.order().filter((i) => i !== source),
+        quorum - (source === undefined ? 0 : 1),
+        true,
+      )
+      let decided = decidedOf()
       const asked = new Set([...groups.values()].flatMap((g) => g.providers))
-      if (decided !== undefined && (!judged || evidenceFingerprint(expectation, judged) !== decided)) {
+      if (decided !== undefined && judgedPrint !== decided) {
         // The verdict rested on other evidence: find who gave it (the rest are asked, only now).
-        for (const i of pool.order()) if (!asked.has(i)) await vote(i)
+        const rest = pool.order().filter((i) => !asked.has(i))
+        await askAll(rest, rest.length, false)
+        // Two quorums on different evidence (more colluding providers than the quorum allows for):
+        // none of them decides.
+        if ([...groups.values()].filter((g) => g.providers.length >= quorum).length > 1) decided = undefined
       }
       const answers = [...groups.values()].reduce((n, g) => n + g.providers.length, 0)
       if (decided === undefined) {
-        if (groups.size > 1)
-          log.warn({ transaction: match.transaction, answers: [...groups.keys()] }, 'RPC providers disagree on the evidence; no quorum yet')
-        return { outcome: 'undecided', answers }
+        if (groups.size <= 1) return { outcome: 'undecided', answers }
+        // Providers contradict each other and no quorum says which one is right: every one of them is
+        // counted, once per tracking and state (the same answers again are the same dispute).
+        const state = [...groups.entries()]
+          .map(([print, g]) => `${g.providers.sort((a, b) => a - b).join(',')}=${print}`)
+          .sort()
+          .join('|')
+        if (disputes.disputed(match.trackingId, state)) {
+          for (const i of new Set([...groups.values()].flatMap((g) => g.providers))) pool.disputed(i)
+          log.warn(
+            {
+              tracking: match.trackingId,
+              transaction: match.transaction,
+              answers: [...groups.entries()].map(([print, g]) => ({
+                providers: g.providers.map((i) => pool.providers[i]!.label),
+                answer: print,
+              })),
+            },
+            'RPC providers disagree on the evidence and no quorum agrees; the tracking stays pending and is checked again after a pause',
+          )
+        }
+        return { outcome: 'undecided', answers, disputed: true }
       }
+      disputes.settled(match.trackingId)
       const agreed = groups.get(decided)!
       for (const [print, group] of groups) {
         if (print === decided) continue
@@ -211,9 +262,9 @@ export function createEvidenceQuorum(deps: { handle: ChainHandle; evidence: Evid
           )
         }
       }
-      if (judged && evidenceFingerprint(expectation, judged) === decided) return { outcome: 'agreed' }
+      if (judgedPrint === decided) return { outcome: 'agreed' }
       log.warn(
-        { transaction: match.transaction, judged: judged ? evidenceFingerprint(expectation, judged) : null, agreed: decided },
+        { transaction: match.transaction, judged: judgedPrint ?? null, agreed: decided },
         'the evidence a verdict rested on is contradicted by a quorum of providers; judging their evidence instead',
       )
       const replace = (tx: MinedTransaction | null) => (tx && tx.hash.toLowerCase() === agreed.tx.hash.toLowerCase() ? agreed.tx : tx)

@@ -18,17 +18,19 @@ export interface SweeperDeps {
 const BATCH = 200
 
 /**
- * Fails the trackings still pending `timeoutSec` after their creation with TRACKING_TIMED_OUT.
- * Safe on every node at once: a tracking completes once (completeTracking changes only pending
- * ones). Returns how many it completed.
+ * Fails the trackings still pending `timeoutSec` after their creation with TRACKING_TIMED_OUT. The
+ * time-out is measured on the database's clock (findExpiredTrackings), never this node's: a node
+ * whose clock steps does not fail other nodes' payments; its clock only stamps the change. A
+ * tracking whose transaction is mined and confirming is left to its confirmations. Safe on every
+ * node at once: a tracking completes once (completeTracking changes only pending ones). Returns how
+ * many it completed.
  */
 export async function sweepTimedOut(deps: SweeperDeps): Promise<number> {
   let completed = 0
   for (;;) {
-    const now = deps.clock()
-    const cutoff = new Date(now.getTime() - deps.timeoutSec * 1000)
-    const ids = await findExpiredTrackings(deps.db, cutoff, BATCH)
+    const ids = await findExpiredTrackings(deps.db, deps.timeoutSec, BATCH)
     for (const id of ids) {
+      const now = deps.clock()
       const done = await completeTracking(deps.db, id, { status: 'failed', failedReason: 'TRACKING_TIMED_OUT' }, now)
       await deleteMatches(deps.db, [id])
       if (!done) continue

@@ -156,7 +156,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
         return
       }
       if (checked.outcome === 'undecided') {
-        log.info({ status: completion.status, answers: checked.answers }, 'no quorum of providers on the evidence yet: not completing')
+        // A dispute is logged by the quorum, once per state: not again on every block here.
+        if (!checked.disputed)
+          log.info({ status: completion.status, answers: checked.answers }, 'no quorum of providers on the evidence yet: not completing')
         if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
         return
       }

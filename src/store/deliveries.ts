@@ -30,8 +30,10 @@ export const INTERRUPTED_ATTEMPT_ERROR =
  * statement. SKIP LOCKED lets any number of workers on any number of nodes claim at once without
  * waiting on, or taking, each other's rows. A claimed row's `next_attempt_at` becomes its lease end:
  * rows in hand drop out of the due range the claim scans, and a row whose worker died is due again
- * when its lease ends. Such a row still names the claim of the worker that died (an outcome clears it):
- * its cut-off attempt is logged here as failed, so every POST a receiver may have seen has its record.
+ * when its lease ends. Such a row still names the claim of the worker that died (an outcome clears it);
+ * when that worker had started its attempt (`sending_at`, written by `markSending` right before the
+ * request goes out), the cut-off attempt is logged here as failed, so every POST a receiver may have
+ * seen has its record. A delivery claimed and never sent spends nothing: no attempt, no retry.
  */
 export async function claimDueDeliveries(
   db: Db,
@@ -40,25 +42,25 @@ export async function claimDueDeliveries(
   const { now, leaseUntil, limit, claim } = options
   const claimed = await sql<TrackingRow & { delivery_id: string; delivery_attempts: number; delivery_event: string | null }>`
     WITH picked AS (
-      SELECT id, claimed_by, claimed_at FROM deliveries
+      SELECT id, claimed_by, sending_at FROM deliveries
       WHERE state = 'due' AND next_attempt_at <= ${now} AND (locked_until IS NULL OR locked_until <= ${now}) AND paused_at IS NULL
       ORDER BY next_attempt_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED),
     claimed AS (
       UPDATE deliveries AS d SET locked_until = ${leaseUntil}, next_attempt_at = ${leaseUntil}, claimed_by = ${claim},
-        claimed_at = ${now}, attempts = d.attempts + (picked.claimed_by IS NOT NULL)::integer,
-        last_attempt_at = CASE WHEN picked.claimed_by IS NULL THEN d.last_attempt_at ELSE COALESCE(picked.claimed_at, ${now}::timestamptz) END,
-        last_status_code = CASE WHEN picked.claimed_by IS NULL THEN d.last_status_code END,
-        last_error = CASE WHEN picked.claimed_by IS NULL THEN d.last_error ELSE ${INTERRUPTED_ATTEMPT_ERROR}::text END
+        claimed_at = ${now}, sending_at = NULL, attempts = d.attempts + (picked.sending_at IS NOT NULL)::integer,
+        last_attempt_at = CASE WHEN picked.sending_at IS NULL THEN d.last_attempt_at ELSE picked.sending_at END,
+        last_status_code = CASE WHEN picked.sending_at IS NULL THEN d.last_status_code END,
+        last_error = CASE WHEN picked.sending_at IS NULL THEN d.last_error ELSE ${INTERRUPTED_ATTEMPT_ERROR}::text END
       FROM picked WHERE d.id = picked.id
-      RETURNING d.id, d.tracking_id, d.attempts, d.event, picked.claimed_by AS cut_claim, picked.claimed_at AS cut_at),
+      RETURNING d.id, d.tracking_id, d.attempts, d.event, picked.claimed_by AS cut_claim, picked.sending_at AS cut_at),
     cut AS (
       INSERT INTO delivery_attempts (id, delivery_id, attempt, started_at, duration_ms, outcome, error, worker)
-      SELECT gen_random_uuid()::text, id, attempts, COALESCE(cut_at, ${now}::timestamptz),
-        GREATEST(0, round(extract(epoch FROM ${now}::timestamptz - COALESCE(cut_at, ${now}::timestamptz)) * 1000))::integer,
-        'failed', ${INTERRUPTED_ATTEMPT_ERROR}::text, regexp_replace(cut_claim, ':[^:]*$', '')
-      FROM claimed WHERE cut_claim IS NOT NULL)
+      SELECT gen_random_uuid()::text, id, attempts, cut_at,
+        GREATEST(0, round(extract(epoch FROM ${now}::timestamptz - cut_at) * 1000))::integer,
+        'failed', ${INTERRUPTED_ATTEMPT_ERROR}::text, regexp_replace(COALESCE(cut_claim, ''), ':[^:]*$', '')
+      FROM claimed WHERE cut_at IS NOT NULL)
     SELECT claimed.id AS delivery_id, claimed.attempts AS delivery_attempts, claimed.event AS delivery_event, trackings.*
     FROM claimed JOIN trackings ON trackings.id = claimed.tracking_id`.execute(db)
   return claimed.rows.map((row) => ({
@@ -69,6 +71,22 @@ export async function claimDueDeliveries(
     tracking: rowToTracking(row),
     event: row.delivery_event,
   }))
+}
+
+/**
+ * The attempts of these claimed deliveries start now: written before their requests go out, so that a
+ * worker killed from here on leaves an interrupted attempt on record (claimDueDeliveries), and one
+ * killed before leaves nothing spent. Only rows this worker still holds.
+ */
+export async function markSending(db: Db, claim: string, ids: string[], at: Date): Promise<void> {
+  if (ids.length === 0) return
+  await db
+    .updateTable('deliveries')
+    .set({ sending_at: at })
+    .where('id', 'in', ids)
+    .where('claimed_by', '=', claim)
+    .where('state', '=', 'due')
+    .execute()
 }
 
 /** Gives claimed rows back without an attempt (their host has enough in hand), due again at `at`. */
@@ -156,7 +174,7 @@ export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Da
       UPDATE deliveries AS d SET
         state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at), due_at = COALESCE(v.next_at, d.due_at),
         finished_at = CASE WHEN v.state = 'due' THEN NULL ELSE ${now}::timestamptz END,
-        locked_until = NULL, claimed_by = NULL, updated_at = ${now},
+        locked_until = NULL, claimed_by = NULL, sending_at = NULL, updated_at = ${now},
         last_attempt_at = v.started_at, last_status_code = v.status_code, last_error = v.error
       FROM (VALUES ${sql.join(rows)}) AS v(id, claim, state, next_at, started_at, status_code, error)
       WHERE d.id = v.id AND d.claimed_by = v.claim AND d.state = 'due'

@@ -109,6 +109,8 @@ export interface TrackingsTable {
   deadline: Numeric | null
   /** Migration 0031: created without a nonce (matched by receiver, identified by secret_id). */
   nonceless: Generated<boolean>
+  /** Migration 0028: when the database stored the tracking, on its own clock (time-outs count from it). */
+  registered_at: Generated<Timestamp>
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -140,6 +142,8 @@ export interface DeliveriesTable {
   due_at: ColumnType<Date | null, Date | string, Date | string>
   /** Migration 0009: when the lease holder claimed it (the start of an attempt its crash cut off). */
   claimed_at: Timestamp | null
+  /** Migration 0028: when the claimed attempt's request started to go out (null: not sent since the claim). */
+  sending_at: Timestamp | null
   /** Migration 0015: set while the delivery's endpoint is disabled (not claimed, no retry spent). */
   paused_at: Timestamp | null
   /** Migration 0015: null for the payment callback, else the event sent ('payment.reverted', 'payment.reconfirmed'). */
@@ -197,6 +201,8 @@ export interface TrackingMatchesTable {
   transaction: string
   evidence: Json
   created_at: Timestamp
+  /** Migration 0028: when the transaction was found, on the database's clock. */
+  matched_at: Generated<Timestamp>
 }
 
 /** Migration 0011: a success whose inclusion block is not final yet (watched for reorgs). */

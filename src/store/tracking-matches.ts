@@ -152,17 +152,22 @@ export async function deleteMatchesAbove(db: Db, chain: string, number: bigint, 
   return rows.map((row) => row.tracking_id)
 }
 
-/** Pending trackings created before `cutoff` (the sweeper's time-outs), oldest first. */
-export async function findExpiredTrackings(db: Db, cutoff: Date, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('trackings')
-    .select('id')
-    .where('status', '=', 'pending')
-    .where('created_at', '<', cutoff)
-    .orderBy('created_at')
-    .limit(limit)
-    .execute()
-  return rows.map((row) => row.id)
+/**
+ * Pending trackings registered more than `timeoutSec` ago, oldest first (the sweeper's time-outs), on
+ * the database's clock alone (`registered_at`, `now()`): a node whose clock stepped neither times out
+ * young trackings nor keeps old ones. A tracking whose transaction was found (mined, confirming) is
+ * left to its confirmations for one more `timeoutSec` from when it was found (`matched_at`).
+ */
+export async function findExpiredTrackings(db: Db, timeoutSec: number, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }>`
+    SELECT t.id FROM trackings t
+    WHERE t.status = 'pending' AND t.registered_at < now() - make_interval(secs => ${timeoutSec})
+      AND NOT EXISTS (
+        SELECT 1 FROM tracking_matches m
+        WHERE m.tracking_id = t.id AND m.matched_at >= now() - make_interval(secs => ${timeoutSec}))
+    ORDER BY t.registered_at
+    LIMIT ${limit}`.execute(db)
+  return rows.rows.map((row) => row.id)
 }
 
 /** A tracking by id while it is still pending (the fast path's retries re-read it). */

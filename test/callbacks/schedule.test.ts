@@ -5,6 +5,7 @@ import {
   INTERRUPTED_ATTEMPT_ERROR,
   claimDueDeliveries,
   deliveryQueueStats,
+  markSending,
   postponeDeliveries,
   recordAttempts,
 } from '../../src/store/deliveries.ts'
@@ -104,6 +105,8 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
     const leaseUntil = new Date(clock().getTime() + 40_000)
     const [crashed] = await claimDueDeliveries(db, { now: clock(), leaseUntil, limit: 10, claim: 'crashed-worker' })
     assert.equal(crashed?.trackingId, tracking.id)
+    // It started the attempt (its request went out), then crashed.
+    await markSending(db, 'crashed-worker', [crashed!.id], clock())
 
     const worker = service.callbacks.worker
     assert.equal(await worker.runOnce(), 0, 'leased to the crashed worker')
@@ -120,7 +123,7 @@ test('a lease left by a crashed worker expires, then another worker delivers; th
       ],
     )
     assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
-    assert.equal(new Date(log[0]!.started_at).getTime(), leaseUntil.getTime() - 40_000, 'started when the crashed worker claimed it')
+    assert.equal(new Date(log[0]!.started_at).getTime(), leaseUntil.getTime() - 40_000, 'started when the crashed worker started it')
     assert.equal(log[0]!.duration_ms, 40_000, 'until its lease ran out')
 
     // The crashed worker comes back and reports a failure: the delivery stays delivered.
@@ -161,6 +164,7 @@ test('a claim taking over an expired lease logs the cut-off attempt (worker name
     limit: 10,
     claim: 'node-a:1',
   })
+  await markSending(db, 'node-a:1', [first!.id], claimedAt)
   clock.advance(40_000)
   const [second] = await claimDueDeliveries(db, {
     now: clock(),
@@ -199,6 +203,88 @@ test('a claim taking over an expired lease logs the cut-off attempt (worker name
     ],
     clock(),
   )
+})
+
+test('a worker killed holding claimed deliveries spends no retry of those it never sent, one of each it was sending', async () => {
+  const { accountId } = await service.newAccount()
+  const db = service.database.db
+  const trackings = []
+  for (let k = 0; k < 5; k++) trackings.push(await insertCompleted(db, accountId, { callback: `${failing.url}/cb` }, undefined, clock()))
+  const ids = new Set(trackings.map((t) => t.id))
+  const ours = async () =>
+    (await db.selectFrom('deliveries').selectAll().execute()).filter((d) => ids.has(d.tracking_id)).sort((a, b) => a.id.localeCompare(b.id))
+  // A worker claims all five, starts the attempts of two (their requests go out), and is killed (kill -9).
+  const claimedAt = clock()
+  const claimed = await claimDueDeliveries(db, {
+    now: claimedAt,
+    leaseUntil: new Date(claimedAt.getTime() + 40_000),
+    limit: 10,
+    claim: 'killed:1',
+  })
+  const mine = claimed.filter((d) => ids.has(d.trackingId)).sort((a, b) => a.id.localeCompare(b.id))
+  assert.equal(mine.length, 5)
+  const sending = mine.slice(0, 2).map((d) => d.id)
+  await markSending(db, 'killed:1', sending, clock())
+  // Its lease runs out: the next worker claims them.
+  clock.advance(40_000)
+  const again = await claimDueDeliveries(db, { now: clock(), leaseUntil: new Date(clock().getTime() + 40_000), limit: 10, claim: 'next:2' })
+  assert.deepEqual(
+    again
+      .filter((d) => ids.has(d.trackingId))
+      .map((d) => [d.id, d.attempts])
+      .sort(),
+    mine.map((d) => [d.id, sending.includes(d.id) ? 1 : 0]).sort(),
+  )
+  const rows = await ours()
+  assert.deepEqual(
+    rows.map((d) => [d.attempts, d.last_error]),
+    mine.map((d) => (sending.includes(d.id) ? [1, INTERRUPTED_ATTEMPT_ERROR] : [0, null])),
+    'never sent: no attempt, no retry spent; sent: one interrupted attempt',
+  )
+  const log = await db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      mine.map((d) => d.id),
+    )
+    .execute()
+  assert.deepEqual(log.map((a) => a.delivery_id).sort(), [...sending].sort(), 'only the attempts that started are logged')
+  // Finished, so the next test sees nothing due.
+  await recordAttempts(
+    db,
+    again.map((delivery) => ({
+      delivery,
+      worker: 'next',
+      startedAt: clock(),
+      durationMs: 5,
+      outcome: 'delivered' as const,
+      statusCode: 200,
+      error: null,
+      excerpt: null,
+      forwardTo: null,
+      next: { state: 'delivered' as const },
+    })),
+    clock(),
+  )
+})
+
+test("an attempt's start is on record before its request reaches the receiver, and cleared with its outcome", async () => {
+  const slow = await startReceiver(() => ({ status: 200, delayMs: 300 }))
+  try {
+    const { accountId } = await service.newAccount()
+    const db = service.database.db
+    const tracking = await insertCompleted(db, accountId, { callback: `${slow.url}/cb` }, undefined, clock())
+    const row = () => db.selectFrom('deliveries').selectAll().where('tracking_id', '=', tracking.id).executeTakeFirstOrThrow()
+    const attempt = service.callbacks.worker.runOnce()
+    await slow.waitFor(1)
+    assert.notEqual((await row()).sending_at, null, 'the receiver has the request: its start is written')
+    assert.equal(await attempt, 1)
+    assert.deepEqual([(await row()).state, (await row()).sending_at], ['delivered', null])
+  } finally {
+    await slow.close()
+  }
 })
 
 test('the oldest due age counts from when an attempt fell due, also while a worker holds or postponed the delivery', async () => {

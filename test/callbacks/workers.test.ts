@@ -13,7 +13,7 @@ import { systemClock } from '../../src/common/clock.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
-import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries } from '../../src/store/deliveries.ts'
+import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, markSending } from '../../src/store/deliveries.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, testDatabaseUrl } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService } from '../support/service.ts'
@@ -123,6 +123,8 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
     claim: 'previous-run:0',
   })
   assert.equal(held?.trackingId, tracking.id)
+  // Its request went out (the attempt started) before the run stopped.
+  await markSending(before.database.db, 'previous-run:0', [held!.id], now)
   await before.close()
 
   const restarted = await startTestService({ env, callbacks: { pollMs: 25 } })

@@ -1,6 +1,9 @@
-// PAYWATCH_TRACKING_TIMEOUT with an injected clock: a tracking still pending that long after its
-// creation fails with TRACKING_TIMED_OUT; a younger one stays pending; final states never change.
+// PAYWATCH_TRACKING_TIMEOUT: a tracking still pending that long after the database registered it
+// fails with TRACKING_TIMED_OUT; a younger one stays pending; final states never change. Time-outs
+// are measured on the database's clock (clock-step.test.ts): the test moves a tracking's registration
+// back instead of the clock forward; the injected clock stamps the change.
 import assert from 'node:assert/strict'
+import { sql } from 'kysely'
 import { after, before, test } from 'node:test'
 import { parseEther } from 'viem'
 import type { Tracking } from '../../src/domain/tracking.ts'
@@ -33,10 +36,15 @@ test('pending past the time-out: failed TRACKING_TIMED_OUT; younger and final on
   await sendNative(anvil, anvil.accounts[2]!, receiver, parseEther('1'))
   assert.equal((await waitForFinal(service, apiKey, succeeded.request.secret_id)).status, 'success')
 
+  const db = service.database.db
+  const age = (secretId: string, seconds: number) =>
+    sql`UPDATE trackings SET registered_at = now() - make_interval(secs => ${seconds}) WHERE secret_id = ${secretId}`.execute(db)
+  await age(old.request.secret_id, 400)
   clock.advance(400_000)
   const young = await createPayment(service, apiKey, anvil, anvil.accounts[3]!, { receiver: freshAddress(), amount: '1' })
   assert.equal(await service.engine.sweep(), 0, 'nothing is 600 s old yet')
 
+  await age(old.request.secret_id, 600.001)
   clock.advance(200_001)
   assert.equal(await service.engine.sweep(), 1)
   const timedOut = await readPayment(service, apiKey, old.request.secret_id)
@@ -47,7 +55,7 @@ test('pending past the time-out: failed TRACKING_TIMED_OUT; younger and final on
   assert.equal((await readPayment(service, apiKey, young.request.secret_id)).status, 'pending')
   assert.equal((await readPayment(service, apiKey, succeeded.request.secret_id)).status, 'success')
 
-  const deliveries = await service.database.db
+  const deliveries = await db
     .selectFrom('deliveries')
     .innerJoin('trackings', 'trackings.id', 'deliveries.tracking_id')
     .select('trackings.secret_id')
@@ -55,7 +63,7 @@ test('pending past the time-out: failed TRACKING_TIMED_OUT; younger and final on
     .execute()
   assert.equal(deliveries.length, 1, 'the callback delivery row was written with the status change')
 
-  clock.advance(400_000)
+  await age(young.request.secret_id, 601)
   assert.equal(await service.engine.sweep(), 1, 'the younger one, now')
   assert.equal(await service.engine.sweep(), 0)
 })

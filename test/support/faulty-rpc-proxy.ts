@@ -36,6 +36,13 @@ export interface FaultyRpcProxy {
   setDelay(ms: number): void
   /** Rewrites answers (fabricated or hidden evidence); null: forward them as they are. */
   setRewrite(rewrite: AnswerRewrite | null): void
+  /**
+   * A request carrying a call for which `fails` returns true is answered HTTP 500 (a provider that
+   * fails selectively); null: none. Checked before any rewrite.
+   */
+  setCallFailure(fails: ((call: { method: string; params: unknown[] }) => boolean) | null): void
+  /** While set, every request is left hanging (never answered) until the proxy closes. */
+  setHanging(hanging: boolean): void
   close(): Promise<void>
 }
 
@@ -87,6 +94,8 @@ export async function startFaultyRpcProxy(
   let retryAfter = 1
   let rewrite: AnswerRewrite | null = null
   let delayMs = 0
+  let callFailure: ((call: { method: string; params: unknown[] }) => boolean) | null = null
+  let hangAll = false
   const proxy: FaultyRpcProxy = {
     url: '',
     injected: { error: 0, hang: 0, drop: 0, rateLimited: 0, refused: 0 },
@@ -102,6 +111,8 @@ export async function startFaultyRpcProxy(
     },
     setRewrite: (next) => void (rewrite = next),
     setDelay: (ms) => void (delayMs = ms),
+    setCallFailure: (fails) => void (callFailure = fails),
+    setHanging: (value) => void (hangAll = value),
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of hanging) clearTimeout(timer)
@@ -112,6 +123,23 @@ export async function startFaultyRpcProxy(
   const server = createServer(async (request, response) => {
     const raw = await readBody(request)
     proxy.arrivals.push(performance.now())
+    if (hangAll) {
+      proxy.injected.hang++
+      return
+    }
+    if (callFailure) {
+      let calls: { method?: string; params?: unknown[] }[] = []
+      try {
+        const parsed = JSON.parse(raw) as typeof calls | (typeof calls)[number]
+        calls = Array.isArray(parsed) ? parsed : [parsed]
+      } catch {
+        /* not JSON: forwarded as it is */
+      }
+      if (calls.some((c) => callFailure!({ method: String(c.method), params: c.params ?? [] }))) {
+        proxy.injected.error++
+        return void response.writeHead(500, { 'content-type': 'text/plain' }).end('upstream exploded (selectively)')
+      }
+    }
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
     if (limitedLeft > 0) {
       limitedLeft--
