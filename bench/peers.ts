@@ -8,10 +8,12 @@
 // Per system and size: block mined → notification received p50/p95, CPU s per 100 blocks (the process and
 // its threads, from /proc), RSS peak, RPC requests (HTTP requests + WebSocket messages) per block; then the
 // ratios to Paywatch. BENCH_ROUNDS (default 10; BENCH_FULL=1: 60) measured blocks per system and size,
-// BENCH_SYSTEMS (default paywatch,ponder,viem) which run, DATABASE_URL puts Paywatch on PostgreSQL.
+// BENCH_SYSTEMS (default paywatch,ponder,viem) which run, DATABASE_URL puts Paywatch on PostgreSQL;
+// `baseline` in BENCH_SYSTEMS runs a second Paywatch from the tree at BENCH_BASELINE_ROOT (e.g. an earlier
+// commit with this bench in it) in the same rounds, for before/after figures under the same load.
 // Ponder is installed on first use into ~/.cache/paywatch-bench (bench/peers/ponder-app.ts).
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -43,7 +45,7 @@ const AMOUNT = 1_250_000n // 1.25 of a 6-decimals token
 const ADMIN_TOKEN = randomBytes(16).toString('hex')
 const databaseUrl = process.env.DATABASE_URL || null
 
-type SystemName = 'paywatch' | 'ponder' | 'viem'
+type SystemName = 'paywatch' | 'baseline' | 'ponder' | 'viem'
 interface System {
   name: SystemName
   child: ChildProcess
@@ -115,7 +117,7 @@ async function runSize(pending: number): Promise<Figures[]> {
   const dir = mkdtempSync(join(tmpdir(), 'paywatch-peers-'))
   const children: ChildProcess[] = []
   const systems: System[] = []
-  let paywatchDbUrl: string | null = null
+  const dbUrls: string[] = []
   try {
     let rpcId = 0
     const batch = async (calls: { method: string; params: unknown[] }[]) => {
@@ -159,14 +161,18 @@ async function runSize(pending: number): Promise<Figures[]> {
 
     // --- Paywatch: pending trackings in bulk, the paying ones through the API ---------------------------------
     const start: Promise<void>[] = []
-    if (running.includes('paywatch')) {
+    for (const name of running.filter((n) => n === 'paywatch' || n === 'baseline')) {
+      const serviceRoot = name === 'baseline' ? process.env.BENCH_BASELINE_ROOT! : root
+      const dataDir = join(dir, name)
+      mkdirSync(dataDir)
       const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
-      paywatchDbUrl = await createFreshDatabaseUrl()
-      if (!paywatchDbUrl) await seedEmbeddedDataDir(dir)
-      const seeding = await openDatabase({ databaseUrl: paywatchDbUrl, dataDir: dir })
+      const dbUrl = await createFreshDatabaseUrl()
+      if (dbUrl) dbUrls.push(dbUrl)
+      else await seedEmbeddedDataDir(dataDir)
+      const seeding = await openDatabase({ databaseUrl: dbUrl, dataDir })
       await migrate(seeding.db)
       const account = await createAccount(seeding.db, 'peers-filler')
-      const filler = pending - expectedOf('paywatch').length
+      const filler = pending - expectedOf(name).length
       await sql`
         INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
           commitment, confirmations, after_block, amount, transaction, callback, status, created_at, updated_at)
@@ -177,7 +183,7 @@ async function runSize(pending: number): Promise<Figures[]> {
         FROM generate_series(1, ${filler}::int) AS g`.execute(seeding.db)
       await sql`ANALYZE trackings`.execute(seeding.db)
       await seeding.close()
-      const configFile = join(dir, 'peers-config.json')
+      const configFile = join(dataDir, 'peers-config.json')
       writeFileSync(
         configFile,
         JSON.stringify({ chains: { ethereum: { rpc: [proxy.httpUrl, proxy.wsUrl], chainId: anvil.chainId, maxHeadAgeSeconds: null } } }),
@@ -185,14 +191,14 @@ async function runSize(pending: number): Promise<Figures[]> {
       start.push(
         (async () => {
           const url = await startChild(
-            'paywatch',
-            ['--max-semi-space-size=16', join(root, 'bench', 'api-server.ts'), '--background'],
+            name,
+            ['--max-semi-space-size=16', join(serviceRoot, 'bench', 'api-server.ts'), '--background'],
             {
               PORT: String(await freePort()),
               HOST: '127.0.0.1',
               PAYWATCH_CONFIG: configFile,
-              PAYWATCH_DATA_DIR: dir,
-              ...(paywatchDbUrl ? { DATABASE_URL: paywatchDbUrl } : {}),
+              PAYWATCH_DATA_DIR: dataDir,
+              ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
               PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
               PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
               LOG_LEVEL: 'warn',
@@ -203,11 +209,11 @@ async function runSize(pending: number): Promise<Figures[]> {
             },
             children,
           )
-          const child = children.find((c) => c.spawnargs.some((a) => a.endsWith('api-server.ts')))!
-          systems.push({ name: 'paywatch', child, proxy, rss: [] })
+          const child = children.find((c) => c.spawnargs.includes(join(serviceRoot, 'bench', 'api-server.ts')))!
+          systems.push({ name, child, proxy, rss: [] })
           const { key } = await createAccountKey(url, ADMIN_TOKEN)
           for (let b = 0; b < blocks; b++) {
-            if (paid[b]!.system !== 'paywatch') continue
+            if (paid[b]!.system !== name) continue
             await Promise.all(
               paid[b]!.receivers.map(async (receiverAddress, i) => {
                 const response = await fetch(`${url}/v2/payments`, {
@@ -221,8 +227,8 @@ async function runSize(pending: number): Promise<Figures[]> {
                     token,
                     amount: '1.25',
                     after_block: startBlock,
-                    secret_id: `peers-${b}-${i}`,
-                    callback: `${receiverUrl}/paywatch`,
+                    secret_id: `peers-${name}-${b}-${i}`,
+                    callback: `${receiverUrl}/${name}`,
                   }),
                 })
                 if (response.status !== 201) throw new Error(`create answered ${response.status}: ${await response.text()}`)
@@ -392,13 +398,14 @@ async function runSize(pending: number): Promise<Figures[]> {
     for (const system of systems) await system.proxy.close()
     await anvil.stop()
     rmSync(dir, { recursive: true, force: true })
-    if (paywatchDbUrl) await dropDatabase(paywatchDbUrl)
+    for (const url of dbUrls) await dropDatabase(url)
   }
 }
 
 function printTable(all: Figures[]): void {
   const label: Record<SystemName, string> = {
     paywatch: 'Paywatch (signed callback)',
+    baseline: `Paywatch at ${process.env.BENCH_BASELINE_ROOT ?? 'baseline'} (signed callback)`,
     ponder: `Ponder ${PONDER_VERSION} app (Transfer handler → POST)`,
     viem: 'viem `watchContractEvent` over a WebSocket → POST',
   }
@@ -417,7 +424,7 @@ function printTable(all: Figures[]): void {
     const of = (name: SystemName) => all.find((f) => f.system === name && f.pending === pending)
     const paywatch = of('paywatch')
     if (!paywatch) continue
-    for (const peer of ['ponder', 'viem'] as const) {
+    for (const peer of ['baseline', 'ponder', 'viem'] as const) {
       const other = of(peer)
       if (!other) continue
       log(
