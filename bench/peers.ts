@@ -277,10 +277,11 @@ async function runSize(pending: number): Promise<Figures[]> {
       const app = writePonderApp(`app-${process.pid}`)
       const port = await freePort()
       const args = [ponderCli!, 'start', '--root', app, '--port', String(port), '--schema', 'public', '--log-level', 'warn']
+      let ponderChild: ChildProcess | undefined
       start.push(
         (async () => {
           const { spawn } = await import('node:child_process')
-          const child = spawn(process.execPath, args, {
+          const child = (ponderChild = spawn(process.execPath, args, {
             cwd: app,
             env: {
               PATH: process.env.PATH ?? '',
@@ -290,7 +291,7 @@ async function runSize(pending: number): Promise<Figures[]> {
               PONDER_TELEMETRY_DISABLED: 'true',
             },
             stdio: ['ignore', 'pipe', 'pipe'],
-          })
+          }))
           children.push(child)
           let output = ''
           child.stdout!.on('data', (chunk: Buffer) => (output = (output + chunk).slice(-4000)))
@@ -307,7 +308,12 @@ async function runSize(pending: number): Promise<Figures[]> {
             await sleep(500)
           }
           systems.push({ name: 'ponder', child, proxy, rss: [] })
-        })(),
+        })().catch((error: Error) => {
+          // Ponder that cannot run here is said why, and the others are measured without it.
+          ponderUnavailable = `Ponder did not run: ${error.message.slice(0, 2_000)}`
+          log(ponderUnavailable)
+          ponderChild?.kill('SIGKILL')
+        }),
       )
     }
     const started = await Promise.allSettled(start)
