@@ -12,6 +12,7 @@ import { createCallbackMetrics } from './metrics.ts'
 import { createCallbackSender } from './sender.ts'
 import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
+import { callbackBody } from './pipeline.ts'
 import { createTestEventSender } from './test-event.ts'
 import { followReversalEvents } from './reversal-events.ts'
 import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
@@ -45,6 +46,9 @@ export interface Callbacks extends Subsystem {
   /** Stops claiming and waits for the attempts in flight to be recorded. */
   stop(): Promise<void>
 }
+
+/** Completions signed ahead of their claim at once, at most (beyond: a burst, left to the pipeline). */
+const SIGN_AHEAD_AT_ONCE = 32
 
 /**
  * Signed callbacks (docs/api.md §4): the signing keys, the delivery worker and the create-time
@@ -95,8 +99,20 @@ export async function createCallbacks(
   }
 
   let stopFollowing: (() => void) | undefined
+  /** Signatures made ahead of their claim and not yet done: a burst of completions is signed by the pipeline alone. */
+  let signingAhead = 0
   const wakeOnCompletion = (tracking: Tracking) => {
-    if (tracking.callback) worker.wake()
+    if (!tracking.callback) return
+    worker.wake()
+    // The delivery row committed with the verdict; while the worker claims it (a query), its body is
+    // signed and its webhook secrets read, so that the pipeline finds both ready (signCached).
+    if (signingAhead >= SIGN_AHEAD_AT_ONCE) return
+    signingAhead++
+    void signer
+      .signCached(callbackBody(tracking), tracking.integrationId)
+      .catch(() => {})
+      .finally(() => signingAhead--)
+    if (options.standardWebhooks !== false) void secrets.secretsFor(tracking.accountId, tracking.integrationId).catch(() => {})
   }
 
   return {

@@ -95,7 +95,8 @@ export function createAttemptPipeline(options: {
       signing++
       const body = bodyOf(job.delivery)
       const secrets = options.secrets?.secretsFor(tracking.accountId, tracking.integrationId)
-      Promise.all([signer.sign(body, tracking.integrationId), secrets])
+      // Cached: a completion made this very signature while the delivery was being claimed (callbacks/index.ts).
+      Promise.all([signer.signCached(body, tracking.integrationId), secrets])
         .then(
           ([signature, secretSet]) => {
             job.body = body
@@ -174,6 +175,11 @@ export function createAttemptPipeline(options: {
 
 /** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
 function bodyOf(delivery: ClaimedDelivery): string {
-  const record = fullRecord(delivery.tracking)
-  return asciiJson(delivery.event ? { event: delivery.event, payment: record } : record)
+  return callbackBody(delivery.tracking, delivery.event)
+}
+
+/** The exact bytes a callback of `tracking` sends (and signs). */
+export function callbackBody(tracking: ClaimedDelivery['tracking'], event: string | null = null): string {
+  const record = fullRecord(tracking)
+  return asciiJson(event ? { event, payment: record } : record)
 }

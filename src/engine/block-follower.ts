@@ -36,7 +36,7 @@ export interface BlockFollower {
    * stopped at that limit (call again at once), true when there is nothing more to do until the
    * next head (reached it, or the RPC does not serve the next block yet).
    */
-  sync(maxBlocks?: number): Promise<boolean>
+  sync(maxBlocks?: number, announced?: BlockHeader): Promise<boolean>
   /** Whether the window holds `hash` at `number` (undefined outside the window). */
   holds(number: bigint, hash: string): boolean | undefined
   readonly state: FollowerState
@@ -132,18 +132,21 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   /** One sync at a time: a second caller waits for the running one, then syncs itself. */
   let running: Promise<unknown> = Promise.resolve()
-  function sync(maxBlocks = 500): Promise<boolean> {
+  function sync(maxBlocks = 500, announced?: BlockHeader): Promise<boolean> {
     const next = running.then(
-      () => syncOnce(maxBlocks),
-      () => syncOnce(maxBlocks),
+      () => syncOnce(maxBlocks, announced),
+      () => syncOnce(maxBlocks, announced),
     )
     running = next.catch(() => {})
     return next
   }
 
-  async function syncOnce(maxBlocks: number): Promise<boolean> {
+  async function syncOnce(maxBlocks: number, announced: BlockHeader | undefined): Promise<boolean> {
     const win = await load()
-    const head = await reader.header('latest')
+    // A newHeads notification of the block right after ours is the head: no round trip to ask for it
+    // (anything else, a gap or another branch, is asked for as before).
+    const next = announced && win.tip && announced.number === win.tip.number + 1n && announced.parentHash === win.tip.hash
+    const head = next ? announced : await reader.header('latest')
     if (!head) throw new RetryableChainError('the RPC returned no latest block')
     if (win.tip?.number === head.number && win.tip.hash === head.hash) {
       state.syncedAt = now()

@@ -13,6 +13,8 @@ import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import type { FastPathDeps } from './fast-path.ts'
+import { sendRpcBatch } from '../chain/rpc-batch.ts'
+import { numberToHex } from 'viem'
 import type { LeaderLock } from './leader-lock.ts'
 import { createIdentityCheck } from './chain-identity.ts'
 import { createEvidenceQuorum } from './evidence-quorum.ts'
@@ -113,6 +115,14 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       verdicts,
       finality: createFinality(chain, reader, logger),
       followerHead: () => current.follower?.state.head?.number,
+      transactionCounts: async (senders, block) => {
+        const answers = await sendRpcBatch(
+          chain.rpc,
+          handle.client,
+          senders.map((sender) => ({ method: 'eth_getTransactionCount', params: [sender, numberToHex(block)] })),
+        )
+        return answers.map((answer) => ('result' in answer && typeof answer.result === 'string' ? BigInt(answer.result) : null))
+      },
       exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
       fillIdentity: (tracking, sender, nonce) =>
         // A concurrent create took that identity first (unique violation): judged by its hash alone.

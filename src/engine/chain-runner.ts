@@ -105,7 +105,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       while (!signal.aborted) {
         const before = current.state.head
         try {
-          const done = await current.sync()
+          const done = await current.sync(undefined, heads.takeAnnounced())
           backoff.reset()
           // Stopped at its per-sync limit while catching up: go on at once.
           if (!done) continue

@@ -5,8 +5,8 @@ import type { Clock } from '../common/clock.ts'
 import { isRetryable } from '../common/errors.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/database.ts'
-import { findPendingTracking } from '../store/tracking-matches.ts'
-import { checkNewTracking, type FastPathDeps } from './fast-path.ts'
+import { findPendingTrackings } from '../store/tracking-matches.ts'
+import { checkNewTracking, sieveNewTrackings, type FastPathDeps } from './fast-path.ts'
 
 export interface FastPathChecksDeps {
   db: Db
@@ -16,7 +16,7 @@ export interface FastPathChecksDeps {
   chainOf(name: string): FastPathDeps | undefined
   /** A tracking older than this is left to the time-out sweeper: no more retries. */
   trackingTimeoutSec: number
-  /** Checks running at once. */
+  /** Checks (of trackings the sieve left) running at once. */
   concurrency?: number
 }
 
@@ -37,6 +37,9 @@ export interface FastPathChecks {
  */
 const WHOLE_IN_LINE = 1_000
 
+/** Waiting checks taken at once: sieved in one transaction-count batch, their trackings read in one query. */
+const SIEVE_BATCH = 100
+
 /** A check waiting for its turn: the tracking (or its id, re-read), its failures so far, its caller. */
 interface Waiting {
   tracking: Tracking | string
@@ -51,6 +54,9 @@ interface Waiting {
  */
 export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
   const concurrency = deps.concurrency ?? 8
+  // Two batches at once (one sieving while the other's few left are checked), `concurrency` checks in all.
+  const batchesAtOnce = Math.min(2, concurrency)
+  const checksPerBatch = Math.max(1, Math.floor(concurrency / batchesAtOnce))
   const line = createLine<Waiting>()
   const retries = new Set<NodeJS.Timeout>()
   const running = new Set<Promise<void>>()
@@ -63,10 +69,18 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
       pump()
     })
 
+  /**
+   * Takes up to `SIEVE_BATCH` waiting checks at once: their trackings are read (those kept by id in one
+   * query), sieved per chain in two requests (sieveNewTrackings), and only the ones the sieve leaves are
+   * checked one by one, `concurrency` at a time.
+   */
   const pump = () => {
-    while (!stopped && running.size < concurrency && line.length > 0) {
-      const next = line.shift()!
-      const work = attempt(next).finally(next.done)
+    while (!stopped && running.size < batchesAtOnce && line.length > 0) {
+      const batch: Waiting[] = []
+      while (batch.length < SIEVE_BATCH && line.length > 0) batch.push(line.shift()!)
+      const work = attemptBatch(batch).finally(() => {
+        for (const waiting of batch) waiting.done()
+      })
       running.add(work)
       void work.finally(() => {
         running.delete(work)
@@ -75,16 +89,51 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
     }
   }
 
-  const attempt = async ({ tracking: waiting, failures }: Waiting): Promise<void> => {
-    let tracking: Tracking | undefined
+  const attemptBatch = async (batch: Waiting[]): Promise<void> => {
+    const ids = batch.flatMap((waiting) => (typeof waiting.tracking === 'string' ? [waiting.tracking] : []))
+    let reread = new Map<string, Tracking>()
     try {
-      tracking = typeof waiting === 'string' ? await findPendingTracking(deps.db, waiting) : waiting
+      if (ids.length > 0) reread = new Map((await findPendingTrackings(deps.db, ids)).map((t) => [t.id, t]))
     } catch (error) {
-      deps.logger.warn({ err: error, tracking: waiting }, 'could not re-read the tracking for its check')
-      return
+      deps.logger.warn({ err: error, trackings: ids.length }, 'could not re-read the trackings for their checks')
     }
-    const chain = tracking && deps.chainOf(tracking.blockchain)
-    if (!tracking || !chain || stopped || tracking.status !== 'pending') return
+    const byChain = new Map<FastPathDeps, { tracking: Tracking; failures: number }[]>()
+    for (const waiting of batch) {
+      const tracking = typeof waiting.tracking === 'string' ? reread.get(waiting.tracking) : waiting.tracking
+      const chain = tracking && deps.chainOf(tracking.blockchain)
+      if (!tracking || !chain || tracking.status !== 'pending') continue
+      const group = byChain.get(chain) ?? []
+      group.push({ tracking, failures: waiting.failures })
+      byChain.set(chain, group)
+    }
+    for (const [chain, group] of byChain) {
+      if (stopped) return
+      let left = group
+      try {
+        const unsieved = new Set(
+          await sieveNewTrackings(
+            chain,
+            group.map((item) => item.tracking),
+          ),
+        )
+        left = group.filter((item) => unsieved.has(item.tracking))
+      } catch (error) {
+        // Each is checked on its own instead, with its own retries.
+        deps.logger.warn({ ...failureFields(error), trackings: group.length }, 'sieving new trackings failed; checking them one by one')
+      }
+      let next = 0
+      const worker = async () => {
+        while (!stopped && next < left.length) {
+          const item = left[next++]!
+          await attempt(chain, item.tracking, item.failures)
+        }
+      }
+      await Promise.all(Array.from({ length: Math.min(checksPerBatch, left.length) }, worker))
+    }
+  }
+
+  const attempt = async (chain: FastPathDeps, tracking: Tracking, failures: number): Promise<void> => {
+    if (stopped) return
     const log = deps.logger.child({ chain: tracking.blockchain, tracking: tracking.id })
     try {
       const result = await checkNewTracking(chain, tracking)

@@ -28,6 +28,11 @@ export interface FastPathDeps {
   fillIdentity?: (tracking: Tracking, sender: string, nonce: bigint) => Promise<Tracking | undefined>
   /** A nonce-less trace: the blocks the follower passed before it existed, matched by receiver (trace-catch-up.ts). */
   catchUp?: (tracking: Tracking, upTo: bigint, head: bigint, finalized: bigint) => Promise<boolean>
+  /**
+   * The transaction counts of many senders at one block, in one JSON-RPC batch (null where that call
+   * failed); without it every new tracking is checked on its own.
+   */
+  transactionCounts?(senders: Address[], block: bigint): Promise<(bigint | null)[]>
 }
 
 export type FastPathResult = 'judged' | 'waiting'
@@ -93,4 +98,35 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   }
   await deps.exclusive(() => deps.verdicts.apply(tracking, expectation, judgement, match, false))
   return 'judged'
+}
+
+/**
+ * Sorts out, in two requests for many new trackings, those whose payment cannot have been mined yet:
+ * no named transaction, and the sender's transaction count at the head says the nonce is unused. The
+ * blocks to come will find those; the others (returned) are checked one by one by `checkNewTracking`.
+ * A burst of 100,000 creates was 200,000 requests (head and count per tracking, 8 at a time).
+ */
+export async function sieveNewTrackings(deps: FastPathDeps, trackings: Tracking[]): Promise<Tracking[]> {
+  // A nonce-less trace has no nonce to count against: it goes on to be checked on its own.
+  const countable = trackings.filter(
+    (t): t is Tracking & { sender: string; nonce: bigint } => !t.transaction && t.sender != null && t.nonce != null,
+  )
+  if (!deps.transactionCounts || countable.length < 2) return trackings
+  const head = await deps.reader.header('latest')
+  if (!head) throw new RetryableChainError('the RPC returned no latest block')
+  const followed = deps.followerHead()
+  // As in checkNewTracking: a lagging RPC could say "unused" of a nonce used in a block already processed.
+  if (followed !== undefined && head.number < followed) {
+    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
+  }
+  const senders = [...new Set(countable.map((t) => t.sender.toLowerCase()))]
+  const counts = await deps.transactionCounts(senders as Address[], head.number)
+  const countOf = new Map(senders.map((sender, i) => [sender, counts[i] ?? null]))
+  const unused = new Set(
+    countable.filter((t) => {
+      const count = countOf.get(t.sender.toLowerCase())
+      return count != null && count <= t.nonce
+    }),
+  )
+  return trackings.filter((t) => !unused.has(t))
 }

@@ -1,5 +1,7 @@
 import { webSocket } from 'viem'
 import type { Logger } from 'pino'
+import type { Hash } from 'viem'
+import type { BlockHeader } from '../domain/block-window.ts'
 
 /**
  * Wakes the follower when a new head may exist: at once on a `newHeads` notification when one of
@@ -11,6 +13,11 @@ export interface HeadSignal {
   next(ms: number, signal: AbortSignal): Promise<void>
   /** Whether a `newHeads` subscription is live. */
   readonly subscribed: boolean
+  /**
+   * The header of the last `newHeads` notification since the last call (then forgotten): the
+   * follower takes it as the head instead of asking for the latest block again.
+   */
+  takeAnnounced(): BlockHeader | undefined
   stop(): Promise<void>
 }
 
@@ -48,7 +55,9 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
   let unsubscribe: (() => Promise<unknown>) | undefined
   let retry: NodeJS.Timeout | undefined
 
-  const notify = () => {
+  let announced: BlockHeader | undefined
+  const notify = (data?: unknown) => {
+    announced = headerOf(data)
     notified = true
     wake?.()
   }
@@ -94,6 +103,11 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
     get subscribed() {
       return subscribed
     },
+    takeAnnounced() {
+      const header = announced
+      announced = undefined
+      return header
+    },
     next(ms, signal) {
       if (notified || signal.aborted) {
         notified = false
@@ -118,5 +132,21 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
       wake?.()
       if (unsubscribe) await settledWithin(unsubscribe(), UNSUBSCRIBE_TIMEOUT_MS)
     },
+  }
+}
+
+/** The block header of a `newHeads` notification, or undefined when it carries none that reads as one. */
+function headerOf(data: unknown): BlockHeader | undefined {
+  const result = (data as { result?: Record<string, unknown> } | undefined)?.result
+  if (!result) return undefined
+  const { number, hash, parentHash, timestamp } = result
+  const isHash = (value: unknown): value is Hash => typeof value === 'string' && /^0x[0-9a-fA-F]{64}$/.test(value)
+  const isQuantity = (value: unknown): value is string => typeof value === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(value)
+  if (!isQuantity(number) || !isHash(hash) || !isHash(parentHash) || !isQuantity(timestamp)) return undefined
+  return {
+    number: BigInt(number),
+    hash: hash.toLowerCase() as Hash,
+    parentHash: parentHash.toLowerCase() as Hash,
+    timestamp: BigInt(timestamp),
   }
 }

@@ -3,8 +3,8 @@ import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import { holdFence, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
-import { insertSuccessWatch } from './success-watches.ts'
-import { rowToTracking } from './trackings.ts'
+import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
+import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 export type Completion =
   /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
@@ -81,43 +81,43 @@ export async function completeTrackings(
     // latest time and colliding.
     if (linkIds.length > 0) await trx.selectFrom('links').select('id').where('id', 'in', linkIds).orderBy('id').forUpdate().execute()
     const latestOfLink = new Map<string, number>()
-    const results: (Tracking | undefined)[] = []
     const completed = new Set<string>()
+    const updates: StatusUpdate[] = []
+    const watches: SuccessWatch[] = []
     for (const { id, completion } of requests) {
       const row = current.get(id)
-      if (!row || row.status !== 'pending' || completed.has(id)) {
-        results.push(undefined)
-        continue
-      }
+      if (!row || row.status !== 'pending' || completed.has(id)) continue
       if (taken.has(id)) {
         // The account already tracks this transaction's (sender, nonce): the transaction is that
         // tracking's, not this one's payment. It stays pending and is searched for again.
         await trx.deleteFrom('tracking_matches').where('tracking_id', '=', id).execute()
-        results.push(undefined)
         continue
       }
       completed.add(id)
-      const confirmedAt = completion.status === 'success' ? await confirmedTime(trx, row.link_id, now, latestOfLink) : null
-      const updated = await trx
-        .updateTable('trackings')
-        .set({
-          status: completion.status,
-          failed_reason: completion.status === 'failed' ? completion.failedReason : null,
-          ...(completion.transaction ? { transaction: completion.transaction } : {}),
-          ...(completion.status === 'success' && completion.identity
-            ? { sender: completion.identity.sender, nonce: completion.identity.nonce.toString() }
-            : {}),
-          confirmed_at: confirmedAt,
-          updated_at: now,
-        })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirstOrThrow()
+      const identity = completion.status === 'success' ? completion.identity : undefined
+      updates.push({
+        id,
+        status: completion.status,
+        failedReason: completion.status === 'failed' ? completion.failedReason : null,
+        transaction: completion.transaction ?? null,
+        sender: identity?.sender ?? null,
+        nonce: identity ? identity.nonce.toString() : null,
+        confirmedAt: completion.status === 'success' ? await confirmedTime(trx, row.link_id, now, latestOfLink) : null,
+      })
       if (completion.status === 'success' && completion.inclusion) {
-        await insertSuccessWatch(trx, { trackingId: id, transaction: completion.transaction, ...completion.inclusion }, now)
+        watches.push({ trackingId: id, transaction: completion.transaction, ...completion.inclusion })
       }
-      results.push(rowToTracking(updated))
     }
+    // One statement for every status change and one for the watches: on the embedded database each
+    // statement is a turn of its one connection, and a block's ten verdicts were twenty of them.
+    const updated = await updateStatuses(trx, updates, now)
+    await insertSuccessWatches(trx, watches, now)
+    const answered = new Set<string>()
+    const results = requests.map((request) => {
+      if (answered.has(request.id)) return undefined
+      answered.add(request.id)
+      return updated.get(request.id)
+    })
     const withCallback = [...completed].filter((id) => current.get(id)!.callback)
     if (withCallback.length > 0) {
       await trx
@@ -176,4 +176,35 @@ async function confirmedTime(trx: Db, linkId: string | null, now: Date, latestOf
   const at = latest >= now.getTime() ? latest + 1 : now.getTime()
   latestOfLink.set(linkId, at)
   return new Date(at)
+}
+
+interface StatusUpdate {
+  id: string
+  status: 'success' | 'failed'
+  failedReason: FailedReason | null
+  /** Null: the tracking's transaction stays as it is. */
+  transaction: string | null
+  /** A nonce-less tracking's paying sender and nonce (null: they stay as they are). */
+  sender: string | null
+  nonce: string | null
+  confirmedAt: Date | null
+}
+
+/** The status changes of a batch in one UPDATE … FROM (VALUES …); the updated trackings by id. */
+async function updateStatuses(trx: Db, updates: StatusUpdate[], now: Date): Promise<Map<string, Tracking>> {
+  if (updates.length === 0) return new Map()
+  const values = sql.join(
+    updates.map(
+      (u) =>
+        sql`(${u.id}::text, ${u.status}::text, ${u.failedReason}::text, ${u.transaction}::text, ${u.sender}::text, ${u.nonce}::numeric, ${u.confirmedAt}::timestamptz)`,
+    ),
+  )
+  const { rows } = await sql<TrackingRow>`
+    UPDATE trackings AS t
+    SET status = v.status, failed_reason = v.failed_reason, "transaction" = COALESCE(v."transaction", t."transaction"),
+      sender = COALESCE(v.sender, t.sender), nonce = COALESCE(v.nonce, t.nonce), confirmed_at = v.confirmed_at, updated_at = ${now}
+    FROM (VALUES ${values}) AS v(id, status, failed_reason, "transaction", sender, nonce, confirmed_at)
+    WHERE t.id = v.id
+    RETURNING t.*`.execute(trx)
+  return new Map(rows.map((row) => [row.id, rowToTracking(row)]))
 }

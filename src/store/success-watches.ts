@@ -18,16 +18,24 @@ export interface SuccessWatch {
 
 /** Written in the transaction that completes the tracking (see completeTracking). */
 export async function insertSuccessWatch(db: Db, watch: SuccessWatch, now: Date): Promise<void> {
+  await insertSuccessWatches(db, [watch], now)
+}
+
+/** Several watches in one statement (a block's successes). */
+export async function insertSuccessWatches(db: Db, watches: readonly SuccessWatch[], now: Date): Promise<void> {
+  if (watches.length === 0) return
   await db
     .insertInto('success_watches')
-    .values({
-      tracking_id: watch.trackingId,
-      chain: watch.chain,
-      block_number: watch.blockNumber,
-      block_hash: watch.blockHash.toLowerCase(),
-      transaction: watch.transaction.toLowerCase(),
-      created_at: now,
-    })
+    .values(
+      watches.map((watch) => ({
+        tracking_id: watch.trackingId,
+        chain: watch.chain,
+        block_number: watch.blockNumber,
+        block_hash: watch.blockHash.toLowerCase(),
+        transaction: watch.transaction.toLowerCase(),
+        created_at: now,
+      })),
+    )
     .onConflict((oc) => oc.column('tracking_id').doNothing())
     .execute()
 }

@@ -176,6 +176,13 @@ export async function findPendingTracking(db: Db, id: string): Promise<Tracking 
   return row && rowToTracking(row)
 }
 
+/** Those of `ids` still pending, in one query (the fast path's line re-reads a batch of them). */
+export async function findPendingTrackings(db: Db, ids: readonly string[]): Promise<Tracking[]> {
+  if (ids.length === 0) return []
+  const rows = await db.selectFrom('trackings').selectAll().where('id', 'in', ids).where('status', '=', 'pending').execute()
+  return rows.map(rowToTracking)
+}
+
 /** Pending trackings per chain (the metrics gauge, counted when scraped). */
 export async function countPendingTrackings(db: Db): Promise<Map<string, number>> {
   const rows = await db

@@ -1,0 +1,118 @@
+// npm run bench:bulk — registering many payments at once: BENCH_CREATES (default 20,000; the issue's
+// figure is 100,000) creates through the API (BENCH_CONCURRENCY at a time, default 64), from random
+// senders, while the service follows an Anvil that mines a block a second through a counting proxy.
+// Prints creates/s, when the last new tracking was checked against the chain (every sender's
+// transaction count asked) counted from the last create, and the RPC requests per block before, during
+// and after the creates. Embedded database unless DATABASE_URL is set.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ChildProcess } from 'node:child_process'
+import { startAnvil } from '../test/support/index.ts'
+import { createFreshDatabaseUrl, dropDatabase } from '../test/support/database.ts'
+import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
+import { freePort } from '../test/support/ports.ts'
+import { startRpcCounter } from './peers/rpc-counter.ts'
+import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const CREATES = Number(process.env.BENCH_CREATES ?? 20_000)
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
+const ADMIN_TOKEN = randomBytes(16).toString('hex')
+const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const anvil = await startAnvil({ blockTime: 1 })
+const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
+const dir = mkdtempSync(join(tmpdir(), 'paywatch-bulk-'))
+const children: ChildProcess[] = []
+const databaseUrl = await createFreshDatabaseUrl()
+try {
+  if (!databaseUrl) await seedEmbeddedDataDir(dir)
+  const configFile = join(dir, 'config.json')
+  writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [proxy.httpUrl, proxy.wsUrl], chainId: anvil.chainId } } }))
+  const url = await startChild(
+    'service',
+    ['--max-semi-space-size=16', join(root, 'bench', 'api-server.ts'), '--background'],
+    {
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      PAYWATCH_CONFIG: configFile,
+      PAYWATCH_DATA_DIR: dir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      MALLOC_ARENA_MAX: '2',
+      PAYWATCH_RATE_RPS: '1000000',
+      PAYWATCH_RATE_PARALLEL: '100000',
+      PAYWATCH_RATE_DAILY: '1000000000',
+    },
+    children,
+  )
+  const { key } = await createAccountKey(url, ADMIN_TOKEN)
+  const blockNow = async () => Number(await anvil.publicClient.getBlockNumber())
+  const counts = () => proxy.methods.get('eth_getTransactionCount') ?? 0
+  // Per block while following alone.
+  await sleep(2_000)
+  let [b0, r0] = [await blockNow(), proxy.requests]
+  await sleep(5_000)
+  const idlePerBlock = (proxy.requests - r0) / Math.max(1, (await blockNow()) - b0)
+  const countsBefore = counts()
+
+  const afterBlock = await blockNow()
+  ;[b0, r0] = [afterBlock, proxy.requests]
+  let created = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (created < CREATES) {
+        const serial = ++created
+        const response = await fetch(`${url}/v2/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({
+            blockchain: 'ethereum',
+            sender: `0x${randomBytes(20).toString('hex')}`,
+            nonce: serial % 50,
+            receiver: `0x${randomBytes(20).toString('hex')}`,
+            token: NATIVE,
+            amount: '1.25',
+            after_block: afterBlock,
+            secret_id: `bulk-${serial}`,
+            callback: 'https://merchant.example/cb',
+          }),
+        })
+        const body = await response.text()
+        if (response.status !== 201) throw new Error(`create answered ${response.status}: ${body}`)
+      }
+    }),
+  )
+  const lastCreate = performance.now()
+  const createSeconds = (lastCreate - started) / 1000
+  const [b1, r1] = [await blockNow(), proxy.requests]
+  const duringPerBlock = (r1 - r0) / Math.max(1, b1 - b0)
+  // Checked: every new sender's transaction count was asked (one per tracking: random senders).
+  while (counts() - countsBefore < CREATES && performance.now() - lastCreate < 900_000) await sleep(100)
+  const checkedAfter = (performance.now() - lastCreate) / 1000
+  const [b2, r2] = [await blockNow(), proxy.requests]
+  const checkingPerBlock = (r2 - r1) / Math.max(1, b2 - b1)
+  await sleep(5_000)
+  const [b3, r3] = [await blockNow(), proxy.requests]
+  const afterPerBlock = (r3 - r2) / Math.max(1, b3 - b2)
+  console.log(
+    `bench:bulk — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${CREATES.toLocaleString('en')} creates, ${CONCURRENCY} at a time\n` +
+      `creates: ${(CREATES / createSeconds).toFixed(0)}/s (${createSeconds.toFixed(1)} s)\n` +
+      `all checked against the chain ${checkedAfter.toFixed(1)} s after the last create (${(counts() - countsBefore).toLocaleString('en')} transaction counts asked)\n` +
+      `RPC requests per block: following alone ${idlePerBlock.toFixed(1)}, during the creates ${duringPerBlock.toFixed(1)}, ` +
+      `after them until checked ${checkingPerBlock.toFixed(1)}, then ${afterPerBlock.toFixed(1)}`,
+  )
+} finally {
+  await stopChildren(children)
+  await proxy.close()
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+  if (databaseUrl) await dropDatabase(databaseUrl)
+}
+process.exit(0)

@@ -1,0 +1,105 @@
+// A counting JSON-RPC proxy for bench:peers: HTTP requests and WebSocket messages from one client system
+// to the node, so that each system's requests per block are measured on the same footing.
+import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { WebSocket, WebSocketServer } from 'ws'
+
+export interface RpcCounter {
+  httpUrl: string
+  wsUrl: string
+  /** HTTP requests (a batch is one) plus WebSocket messages sent to the node. */
+  readonly requests: number
+  /** JSON-RPC calls inside them (a batch of 5 is 5). */
+  readonly calls: number
+  /** Calls per method. */
+  readonly methods: Map<string, number>
+  close(): Promise<void>
+}
+
+const callsOf = (raw: string): string[] => {
+  try {
+    const body = JSON.parse(raw) as unknown
+    return (Array.isArray(body) ? body : [body]).map((call) => String((call as { method?: unknown })?.method))
+  } catch {
+    return ['?']
+  }
+}
+
+export async function startRpcCounter(httpUpstream: string, wsUpstream: string): Promise<RpcCounter> {
+  const upstream = new URL(httpUpstream)
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  let requests = 0
+  let calls = 0
+  const methods = new Map<string, number>()
+  const count = (raw: string) => {
+    requests++
+    for (const method of callsOf(raw)) {
+      calls++
+      methods.set(method, (methods.get(method) ?? 0) + 1)
+    }
+  }
+  const server = createServer((incoming: IncomingMessage, response) => {
+    const chunks: Buffer[] = []
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks)
+      count(body.toString('utf8'))
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: '/',
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' })
+          answer.pipe(response)
+        },
+      )
+      forward.on('error', () => response.destroy())
+      forward.end(body)
+    })
+  })
+  const sockets = new WebSocketServer({ server })
+  sockets.on('connection', (client) => {
+    const node = new WebSocket(wsUpstream)
+    const early: string[] = []
+    node.on('open', () => {
+      for (const message of early.splice(0)) node.send(message)
+    })
+    client.on('message', (data) => {
+      const message = data.toString()
+      count(message)
+      if (node.readyState === WebSocket.OPEN) node.send(message)
+      else early.push(message)
+    })
+    node.on('message', (data) => client.readyState === WebSocket.OPEN && client.send(data.toString()))
+    client.on('close', () => node.close())
+    node.on('close', () => client.close())
+    node.on('error', () => client.terminate())
+    client.on('error', () => node.terminate())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    httpUrl: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    get requests() {
+      return requests
+    },
+    get calls() {
+      return calls
+    },
+    methods,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of sockets.clients) client.terminate()
+        sockets.close()
+        server.closeAllConnections()
+        server.close(() => resolve())
+        agent.destroy()
+      }),
+  }
+}
