@@ -122,7 +122,7 @@ export async function sieveNewTrackings(deps: FastPathDeps, trackings: Tracking[
   const senders = [...new Set(countable.map((t) => t.sender.toLowerCase()))]
   const counts = await deps.transactionCounts(senders as Address[], head.number)
   const countOf = new Map(senders.map((sender, i) => [sender, counts[i] ?? null]))
-  const unused = new Set(
+  const unused = new Set<Tracking>(
     countable.filter((t) => {
       const count = countOf.get(t.sender.toLowerCase())
       return count != null && count <= t.nonce
