@@ -29,7 +29,9 @@ import { adminScope } from './admin-scope.ts'
 import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
-import { completeOpenApi } from './openapi-complete.ts'
+import { documentRoute, finishDocument } from './openapi-document.ts'
+import { addComponents, componentNames } from './openapi-components.ts'
+import { webhooks } from './openapi-webhooks.ts'
 import { docsPage } from './docs-page.ts'
 
 export const BODY_LIMIT = 64 * 1024
@@ -75,6 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   })
   collectRouteWords(app, routeWords)
+  addComponents(app)
+  app.addHook('onRoute', documentRoute)
   documentHookProblems(app)
   installErrorHandling(app)
   // Before every route's own authentication: an address over its failed attempts is refused unread.
@@ -92,7 +96,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Paywatch API', version: '2', description: 'Blockchain payment tracking' },
+      info: {
+        title: 'Paywatch API',
+        version: '2',
+        description: 'Blockchain payment tracking',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/', description: 'this Paywatch node (the API is served at the root of its address)' }],
       tags: [
         { name: 'payments', description: 'Payment trackings, their release and callback deliveries' },
         { name: 'callbacks', description: 'Verifying callbacks' },
@@ -107,8 +117,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
       security: [{ apiKey: [] }],
+      webhooks,
     },
-    transformObject: (documents) => completeOpenApi((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+    refResolver: componentNames,
+    transformObject: (documents) => finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   })
   await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

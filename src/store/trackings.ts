@@ -20,6 +20,7 @@ export function rowToTracking(row: TrackingRow): Tracking {
     commitment: row.commitment,
     confirmations: row.confirmations,
     afterBlock: BigInt(row.after_block),
+    deadline: row.deadline == null ? null : BigInt(row.deadline),
     amount: row.amount,
     feeAmount: row.fee_amount,
     feeReceiver: row.fee_receiver,

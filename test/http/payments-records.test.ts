@@ -52,6 +52,7 @@ const CURRENT_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
+  'deadline',
 ]
 const EARLIER_FIELDS = [
   'status',
@@ -73,6 +74,7 @@ const EARLIER_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
+  'deadline',
 ]
 
 describe('current shape', () => {
