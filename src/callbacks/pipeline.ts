@@ -164,7 +164,7 @@ export function createAttemptPipeline(options: {
 }
 
 /** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
-function bodyOf(delivery: ClaimedDelivery): string {
+export function bodyOf(delivery: Pick<ClaimedDelivery, 'tracking' | 'event'>): string {
   const record = fullRecord(delivery.tracking)
   return asciiJson(delivery.event ? { event: delivery.event, payment: record } : record)
 }
