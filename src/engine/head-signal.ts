@@ -1,5 +1,7 @@
 import { webSocket } from 'viem'
 import type { Logger } from 'pino'
+import { backoffPolicies, delayFor } from '../common/backoff.ts'
+import { createWakeSignal } from '../common/wake-signal.ts'
 
 /**
  * Wakes the follower when a new head may exist: at once on a `newHeads` notification when one of
@@ -41,17 +43,13 @@ function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
 }
 
 export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
-  let wake: (() => void) | undefined
-  let notified = false
+  const heads = createWakeSignal()
   let subscribed = false
   let stopped = false
   let unsubscribe: (() => Promise<unknown>) | undefined
   let retry: NodeJS.Timeout | undefined
 
-  const notify = () => {
-    notified = true
-    wake?.()
-  }
+  const notify = () => heads.wake()
 
   const subscribe = async (url: string): Promise<void> => {
     if (stopped) return
@@ -61,7 +59,7 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
         retry = setTimeout(() => {
           retry = undefined
           void subscribe(url)
-        }, options.resubscribeMs ?? 5_000)
+        }, options.resubscribeMs ?? delayFor(backoffPolicies.headResubscribe, 1))
         retry.unref()
       }
     }
@@ -95,27 +93,12 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
       return subscribed
     },
     next(ms, signal) {
-      if (notified || signal.aborted) {
-        notified = false
-        return Promise.resolve()
-      }
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          signal.removeEventListener('abort', done)
-          wake = undefined
-          notified = false
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        wake = done
-        signal.addEventListener('abort', done, { once: true })
-      })
+      return heads.sleep(ms, signal)
     },
     async stop() {
       stopped = true
       clearTimeout(retry)
-      wake?.()
+      heads.wake()
       if (unsubscribe) await settledWithin(unsubscribe(), UNSUBSCRIBE_TIMEOUT_MS)
     },
   }
