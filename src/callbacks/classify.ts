@@ -1,4 +1,5 @@
 import { retryAfterMs } from '../common/backoff.ts'
+import { isRetryable } from '../common/errors.ts'
 import { afterFailure, type RandomSource } from '../domain/retry-schedule.ts'
 import type { AttemptOutcome } from '../store/deliveries.ts'
 import type { SendResult } from './sender.ts'
@@ -20,7 +21,8 @@ export function classifyAttempt(
   now: Date,
   random: RandomSource,
 ): Pick<AttemptOutcome, 'outcome' | 'next'> & { gone: boolean } {
-  if (result.refused) return { outcome: 'refused', next: { state: 'dead' }, gone: false }
+  // Asked by type, as every retry site asks (src/common/errors.ts): a failure that retrying cannot help.
+  if (result.failure && !isRetryable(result.failure)) return { outcome: 'refused', next: { state: 'dead' }, gone: false }
   const answered = result.error === null
   if (answered && result.statusCode === 200) return { outcome: 'delivered', next: { state: 'delivered' }, gone: false }
   if (answered && result.statusCode === 202) return { outcome: 'accepted', next: { state: 'accepted' }, gone: false }

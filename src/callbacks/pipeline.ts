@@ -1,3 +1,4 @@
+import { NonRetryableError, PaywatchError, RetryableError } from '../common/errors.ts'
 import { asciiJson } from '../domain/ascii-json.ts'
 import { fullRecord } from '../domain/tracking.ts'
 import type { ClaimedDelivery } from '../store/deliveries.ts'
@@ -68,8 +69,8 @@ export function createAttemptPipeline(options: {
     return state
   }
 
-  const fail = (job: Job, error: string, refused: boolean) => {
-    finish(job, { durationMs: 0, statusCode: null, error, refused, excerpt: null, forwardTo: null }, clock())
+  const fail = (job: Job, failure: PaywatchError) => {
+    finish(job, { durationMs: 0, statusCode: null, error: failure.shortMessage, failure, excerpt: null, forwardTo: null }, clock())
   }
 
   function finish(job: Job, result: SendResult, startedAt: Date): void {
@@ -84,7 +85,7 @@ export function createAttemptPipeline(options: {
       const job = toSign.shift()!
       const { tracking } = job.delivery
       if (!tracking.callback) {
-        fail(job, 'the tracking has no callback URL', true)
+        fail(job, new CallbackNotSentError('the tracking has no callback URL'))
         continue
       }
       signing++
@@ -101,7 +102,8 @@ export function createAttemptPipeline(options: {
             hostState(job.host).ready.push(job)
             pumpHttp(job.host)
           },
-          (error: Error) => fail(job, `not sent: signing failed: ${error.message}`, false),
+          // Retried on the schedule, as before: a key that fails now may be fixed before the next attempt.
+          (error: Error) => fail(job, new RetryableError(`not sent: signing failed: ${error.message}`, { cause: error })),
         )
         .finally(() => {
           signing--
@@ -161,6 +163,12 @@ export function createAttemptPipeline(options: {
       for (const state of [...hosts.values()]) for (const job of state.ready.splice(0)) drop(job)
     },
   }
+}
+
+/** A delivery that cannot be sent at all (its tracking has no callback URL): dead at once. */
+class CallbackNotSentError extends NonRetryableError {
+  override name = 'CallbackNotSentError'
+  override readonly code = 'CALLBACK_NOT_SENT'
 }
 
 /** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
