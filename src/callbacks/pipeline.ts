@@ -1,6 +1,6 @@
 import { NonRetryableError, PaywatchError, RetryableError } from '../common/errors.ts'
 import { asciiJson } from '../domain/ascii-json.ts'
-import { fullRecord } from '../domain/tracking.ts'
+import { fullRecord } from '../domain/records.ts'
 import type { ClaimedDelivery } from '../store/deliveries.ts'
 import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { earlierLinkRecord, LINK_PAYMENTS_PAGE_SIZE, linkPaymentsQueryFields, parseLinkPaymentsQuery } from '../../domain/link-payment.ts'
-import { summaryRecord } from '../../domain/tracking.ts'
+import { summaryRecord } from '../../domain/records.ts'
 import type { Db } from '../../store/database.ts'
 import { findAccountLink, linkPayments } from '../../store/links.ts'
 import { apiVersionHeaders } from '../account-data-schemas.ts'

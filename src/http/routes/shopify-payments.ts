@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { fullRecord, summaryRecord } from '../../domain/tracking.ts'
+import { fullRecord, summaryRecord } from '../../domain/records.ts'
 import type { Db } from '../../store/database.ts'
 import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
 import { apiVersionHeaders } from '../account-data-schemas.ts'
