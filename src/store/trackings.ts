@@ -20,7 +20,8 @@ export function rowToTracking(row: TrackingRow): Tracking {
     commitment: row.commitment,
     confirmations: row.confirmations,
     afterBlock: BigInt(row.after_block),
-    deadline: row.deadline == null ? null : BigInt(row.deadline),
+    // Only when set: a tracking made without one (every tracking until payments carry a deadline) reads back as it was made.
+    ...(row.deadline == null ? {} : { deadline: BigInt(row.deadline) }),
     amount: row.amount,
     feeAmount: row.fee_amount,
     feeReceiver: row.fee_receiver,
