@@ -62,8 +62,9 @@ export function createCallbackHandler(
           .release({
             blockchain: record.blockchain,
             transaction: record.transaction!,
-            sender: record.sender,
-            nonce: record.nonce,
+            // A judged payment's sender and nonce are known.
+            sender: record.sender!,
+            nonce: record.nonce!,
             secret_id: record.secret_id,
           })
           .catch((error: unknown) => console.error('release failed', error))

@@ -34,7 +34,7 @@ export interface ServiceOptions {
   /** false: no chain followers or workers (CLI commands, tests of the API alone). */
   background?: boolean
   /** Route and hook additions for tests. */
-  app?: Partial<Pick<AppDeps, 'apiPlugins' | 'publicPlugins' | 'referenceChecks'>>
+  app?: Partial<Pick<AppDeps, 'apiPlugins' | 'adminPlugins' | 'publicPlugins' | 'referenceChecks'>>
   /** Widget channel timing (tests tick the pings by hand). */
   cable?: CableOptions
   /** Callback delivery tuning for tests (random source, poll interval, concurrency). */
@@ -110,11 +110,12 @@ export async function createService(config: Config, options: ServiceOptions = {}
       {
         name: 'test additions',
         apiRoutes: options.app?.apiPlugins,
+        adminRoutes: options.app?.adminPlugins,
         publicRoutes: options.app?.publicPlugins,
         referenceChecks: options.app?.referenceChecks,
       },
       // Links, shops and apps; assets and prices (docs/api.md §5).
-      accountDataSubsystem({ db, clock: common.clock, adminToken: config.adminToken }),
+      accountDataSubsystem({ db, clock: common.clock }),
       chainDataSubsystem(common, chains),
       // Release endpoint, signed callbacks and the widget channel (docs/api.md §4).
       {
@@ -168,6 +169,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
       authThrottle,
       chainReadiness: () => readinessOf(subsystems),
       apiPlugins: subsystems.flatMap((subsystem) => subsystem.apiRoutes ?? []),
+      adminPlugins: subsystems.flatMap((subsystem) => subsystem.adminRoutes ?? []),
       publicPlugins: subsystems.flatMap((subsystem) => subsystem.publicRoutes ?? []),
       referenceChecks: subsystems.flatMap((subsystem) => subsystem.referenceChecks ?? []),
       decorateRecord,

@@ -28,6 +28,7 @@ export const grantRequestFields = {
     required: true,
     problem: 'is required: the id of the granting account',
     description: 'the granting account, whose data the app will read',
+    example: 'acc_01HZX3Q4V5W6Y7Z8A9B0C1D2E3',
   },
   scopes: { ...scopesField, description: 'what the app may read' },
   expires_at: {

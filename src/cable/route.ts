@@ -131,7 +131,10 @@ export function cableRoute(deps: CableRouteDeps) {
         description: 'Connect with Upgrade: websocket (subprotocol actioncable-v1-json). A plain GET answers 426.',
         tags: ['widget'],
         security: [],
-        response: { ...problemResponses('BAD_WEBSOCKET_HANDSHAKE', 'UPGRADE_REQUIRED', 'RATE_LIMITED', 'CABLE_FULL') },
+        response: {
+          101: { description: 'Switched to the WebSocket protocol (ActionCable)', type: 'null' },
+          ...problemResponses('BAD_WEBSOCKET_HANDSHAKE', 'UPGRADE_REQUIRED', 'RATE_LIMITED', 'CABLE_FULL'),
+        },
       },
       handler: async () => {
         throw problem('UPGRADE_REQUIRED', 'GET /cable is a WebSocket endpoint; connect with Upgrade: websocket', {

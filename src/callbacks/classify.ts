@@ -1,3 +1,5 @@
+import { retryAfterMs } from '../common/backoff.ts'
+import { isRetryable } from '../common/errors.ts'
 import { afterFailure, type RandomSource } from '../domain/retry-schedule.ts'
 import type { AttemptOutcome } from '../store/deliveries.ts'
 import type { SendResult } from './sender.ts'
@@ -19,23 +21,15 @@ export function classifyAttempt(
   now: Date,
   random: RandomSource,
 ): Pick<AttemptOutcome, 'outcome' | 'next'> & { gone: boolean } {
-  if (result.refused) return { outcome: 'refused', next: { state: 'dead' }, gone: false }
+  // Asked by type, as every retry site asks (src/common/errors.ts): a failure that retrying cannot help.
+  if (result.failure && !isRetryable(result.failure)) return { outcome: 'refused', next: { state: 'dead' }, gone: false }
   const answered = result.error === null
   if (answered && result.statusCode === 200) return { outcome: 'delivered', next: { state: 'delivered' }, gone: false }
   if (answered && result.statusCode === 202) return { outcome: 'accepted', next: { state: 'accepted' }, gone: false }
   const gone = result.statusCode === 410
   const step = afterFailure(attemptsBefore, now, random)
   if (step.kind === 'dead') return { outcome: 'failed', next: { state: 'dead' }, gone }
-  const asked = result.statusCode === 429 || result.statusCode === 503 ? retryAfterMs(result.retryAfter ?? null, now) : null
-  const at = asked === null ? step.at : new Date(Math.max(step.at.getTime(), now.getTime() + asked))
+  const asked = result.statusCode === 429 || result.statusCode === 503 ? retryAfterMs(result.retryAfter, now.getTime()) : undefined
+  const at = asked === undefined ? step.at : new Date(Math.max(step.at.getTime(), now.getTime() + Math.min(MAX_RETRY_AFTER_MS, asked)))
   return { outcome: 'failed', next: { state: 'due', at }, gone }
-}
-
-/** `Retry-After` as a delay: delta-seconds or an HTTP date (RFC 9110 §10.2.3); null when unreadable. */
-export function retryAfterMs(value: string | null, now: Date): number | null {
-  if (value === null) return null
-  const text = value.trim()
-  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now.getTime()
-  if (!Number.isFinite(ms)) return null
-  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms))
 }

@@ -1,5 +1,6 @@
+import { NonRetryableError, PaywatchError, RetryableError } from '../common/errors.ts'
 import { asciiJson } from '../domain/ascii-json.ts'
-import { fullRecord } from '../domain/tracking.ts'
+import { fullRecord } from '../domain/records.ts'
 import type { ClaimedDelivery } from '../store/deliveries.ts'
 import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
@@ -73,8 +74,8 @@ export function createAttemptPipeline(options: {
     return state
   }
 
-  const fail = (job: Job, error: string, refused: boolean) => {
-    finish(job, { durationMs: 0, statusCode: null, error, refused, excerpt: null, forwardTo: null }, clock())
+  const fail = (job: Job, failure: PaywatchError) => {
+    finish(job, { durationMs: 0, statusCode: null, error: failure.shortMessage, failure, excerpt: null, forwardTo: null }, clock())
   }
 
   function finish(job: Job, result: SendResult, startedAt: Date): void {
@@ -89,7 +90,7 @@ export function createAttemptPipeline(options: {
       const job = toSign.shift()!
       const { tracking } = job.delivery
       if (!tracking.callback) {
-        fail(job, 'the tracking has no callback URL', true)
+        fail(job, new CallbackNotSentError('the tracking has no callback URL'))
         continue
       }
       signing++
@@ -107,7 +108,8 @@ export function createAttemptPipeline(options: {
             hostState(job.host).ready.push(job)
             pumpHttp(job.host)
           },
-          (error: Error) => fail(job, `not sent: signing failed: ${error.message}`, false),
+          // Retried on the schedule, as before: a key that fails now may be fixed before the next attempt.
+          (error: Error) => fail(job, new RetryableError(`not sent: signing failed: ${error.message}`, { cause: error })),
         )
         .finally(() => {
           signing--
@@ -173,13 +175,19 @@ export function createAttemptPipeline(options: {
   }
 }
 
+/** A delivery that cannot be sent at all (its tracking has no callback URL): dead at once. */
+class CallbackNotSentError extends NonRetryableError {
+  override name = 'CallbackNotSentError'
+  override readonly code = 'CALLBACK_NOT_SENT'
+}
+
 /** The payment record (docs/api.md §4), or an event wrapping it (docs/api.md §8). */
-function bodyOf(delivery: ClaimedDelivery): string {
-  return callbackBody(delivery.tracking, delivery.event)
+export function bodyOf(delivery: Pick<ClaimedDelivery, 'tracking' | 'event'>): string {
+  const record = fullRecord(delivery.tracking)
+  return asciiJson(delivery.event ? { event: delivery.event, payment: record } : record)
 }
 
 /** The exact bytes a callback of `tracking` sends (and signs). */
 export function callbackBody(tracking: ClaimedDelivery['tracking'], event: string | null = null): string {
-  const record = fullRecord(tracking)
-  return asciiJson(event ? { event, payment: record } : record)
+  return bodyOf({ tracking, event })
 }

@@ -10,9 +10,13 @@ export interface SendResult {
   durationMs: number
   /** The answer's status, or null when there was none (timeout, connection error, refused). */
   statusCode: number | null
+  /** The failure, in one line for the attempt log (null when the receiver answered). */
   error: string | null
-  /** The address is forbidden (SSRF guard): retrying cannot help. */
-  refused: boolean
+  /**
+   * Why no answer came, as a typed error (null when the receiver answered): the classifier asks
+   * `isRetryable` of it, as every retry site does (a forbidden address is a NonRetryableError: dead at once).
+   */
+  failure?: Error | null
   /** The first bytes of the answer, for the attempt log. */
   excerpt: string | null
   /** `forward_to` of a JSON answer body. */
@@ -31,7 +35,7 @@ const EXCERPT_BYTES = 512
 const READ_BYTES = 16 * 1024
 
 /** The receiver did not answer in time: the attempt failed, a later one may succeed. */
-class CallbackTimeoutError extends RetryableError {
+export class CallbackTimeoutError extends RetryableError {
   override name = 'CallbackTimeoutError'
   override readonly code = 'ETIMEDOUT'
 }
@@ -55,7 +59,7 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
     const failed = (error: Error & { code?: string }, statusCode: number | null = null): SendResult => ({
       durationMs: elapsed(),
       statusCode,
-      refused: error instanceof ForbiddenCallbackError,
+      failure: error,
       error: describe(error),
       excerpt: null,
       forwardTo: null,
@@ -131,7 +135,7 @@ export function createCallbackSender(options: { timeoutMs: number; allowPrivate:
             resolve({
               durationMs: elapsed(),
               statusCode,
-              refused: false,
+              failure: null,
               error: null,
               excerpt: excerptOf(text),
               forwardTo: statusCode === 200 || statusCode === 202 ? forwardToOf(text) : null,

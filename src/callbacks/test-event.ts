@@ -13,6 +13,9 @@ import { standardWebhookHeaders } from './webhook-signature.ts'
  * `x-signature`, the account's Standard Webhooks secret). Not retried and not in the delivery log; its
  * answer is logged. Resolves once the body is signed and the POST under way; `answer` follows.
  */
+/** The test event's body (docs/api.md §8). */
+export const testEventBody = (now: Date): string => asciiJson({ event: 'test', sent_at: now.toISOString() })
+
 export function createTestEventSender(deps: {
   signer: CallbackSigner
   sender: CallbackSender
@@ -23,7 +26,7 @@ export function createTestEventSender(deps: {
   return async function sendTestEvent(accountId: string, url: string): Promise<{ id: string; answer: Promise<SendResult> }> {
     const id = newId()
     const now = deps.clock()
-    const body = asciiJson({ event: 'test', sent_at: now.toISOString() })
+    const body = testEventBody(now)
     const [signature, secrets] = await Promise.all([deps.signer.sign(body, null), deps.secrets.secretsFor(accountId, null)])
     const headers = {
       'content-type': 'application/json',

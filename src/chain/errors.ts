@@ -1,5 +1,5 @@
 import { BaseError, HttpRequestError, RpcRequestError, SocketClosedError, TimeoutError, WebSocketRequestError } from 'viem'
-import { NonRetryableError, RetryableError } from '../common/errors.ts'
+import { NonRetryableError, RetryableError, walk } from '../common/errors.ts'
 
 /**
  * Errors of the chain layer, on the service's error model (src/common/errors.ts): whether asking
@@ -48,14 +48,14 @@ const methodUnavailableText =
  */
 export function isMethodUnavailable(error: unknown): boolean {
   if (isTransient(error)) return false
-  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code
-    if (typeof code === 'number' && methodUnavailableCodes.has(code)) return true
-    const texts = [(e as { shortMessage?: unknown }).shortMessage, (e as { details?: unknown }).details]
-    if (texts.some((t) => typeof t === 'string' && methodUnavailableText.test(t))) return true
-    if (e === (e as { cause?: unknown }).cause) break
-  }
-  return false
+  return (
+    walk(error, (e) => {
+      const code = (e as { code?: unknown }).code
+      if (typeof code === 'number' && methodUnavailableCodes.has(code)) return true
+      const texts = [(e as { shortMessage?: unknown }).shortMessage, (e as { details?: unknown }).details]
+      return texts.some((t) => typeof t === 'string' && methodUnavailableText.test(t))
+    }) !== null
+  )
 }
 
 /** Rate limits (-32005 standard, 429 and QuickNode's -32007) and the node's internal errors. */
@@ -65,9 +65,13 @@ const transientStatus = (status: number): boolean => status === 408 || status ==
 /** Whether a JSON-RPC error code means "throttled or failed this time" (the same call may succeed later). */
 export const isTransientCode = (code: number | undefined): boolean => code !== undefined && transientCodes.has(code)
 
-/** A timeout, a network failure or an overloaded/throttling RPC: the same request may succeed later. */
+/**
+ * A timeout, a network failure or an overloaded/throttling RPC: the same request may succeed later. What the
+ * transport typed (a `RetryableChainError` anywhere in the chain, viem's wrappers included) is; an error of
+ * viem's that did not pass the transport is read by its class.
+ */
 export function isTransient(error: unknown): boolean {
-  if (error instanceof RetryableChainError) return true
+  if (walk(error, (e) => e instanceof RetryableChainError) !== null) return true
   if (!(error instanceof BaseError)) return false
   return Boolean(
     error.walk((e) => {

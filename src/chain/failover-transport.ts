@@ -1,6 +1,7 @@
 import { BaseError, createTransport, ExecutionRevertedError, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem'
 import { backoffPolicies, createBackoff, delayFor, type BackoffPolicy } from '../common/backoff.ts'
 import { systemClock, type Clock } from '../common/clock.ts'
+import { walk } from '../common/errors.ts'
 import { isMethodUnavailable, isTransient, RetryableChainError } from './errors.ts'
 import type { ProviderPool } from './provider-pool.ts'
 import type { RpcAttempt } from './rpc-attempt.ts'
@@ -95,10 +96,8 @@ export function classifyRpcFailure(error: unknown): FailureKind {
 }
 
 function errorCode(error: unknown): number | undefined {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'number') return e.code
-  }
-  return undefined
+  const coded = walk(error, (e) => typeof (e as { code?: unknown }).code === 'number') as { code: number } | null
+  return coded?.code
 }
 
 /**
@@ -251,7 +250,12 @@ export function failover(endpoints: Transport[], options: FailoverOptions = {}):
           // Every endpoint answered with a refusal: asking again at once will not change it.
           if (onlyRefused) break
         }
-        throw lastError
+        // Typed once, here: an endpoint failure (network, timeout, 5xx, rate limit) is worth retrying later,
+        // whatever wraps it above (viem's request errors keep it as their cause). A node's own answer (a
+        // revert, a refusal) stays viem's error, which viem decodes into contract errors.
+        throw classifyRpcFailure(lastError) === 'endpoint'
+          ? new RetryableChainError('no RPC provider answered', { cause: lastError })
+          : lastError
       }) as EIP1193RequestFn,
     })
   }

@@ -1,6 +1,6 @@
 import { BaseError, HttpRequestError, RpcRequestError } from 'viem'
 import { retryAfterMs } from '../common/backoff.ts'
-import { PaywatchError } from '../common/errors.ts'
+import { PaywatchError, walk } from '../common/errors.ts'
 import { isChainError, isTransient } from './errors.ts'
 
 /** What one log line says about a failed RPC request. */
@@ -32,8 +32,7 @@ export function isRpcFailure(error: unknown): boolean {
 
 /** The pause an HTTP 429/503 answer asked for with `Retry-After`, in ms; `now` (epoch ms) from the caller's clock. */
 export function retryAfterOf(error: unknown, now: number): number | undefined {
-  if (!(error instanceof BaseError)) return undefined
-  const answer = error.walk((e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
+  const answer = walk(error, (e) => (e instanceof HttpRequestError || e instanceof RpcRequestError) && e.headers !== undefined) as
     | HttpRequestError
     | RpcRequestError
     | null
@@ -41,27 +40,27 @@ export function retryAfterOf(error: unknown, now: number): number | undefined {
 }
 
 function providerOf(error: unknown): string | undefined {
-  for (let e = error as { url?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 8; e = e.cause as typeof e, depth++) {
-    if (typeof e.url === 'string') {
-      try {
-        return new URL(e.url).host
-      } catch {
-        return undefined
-      }
-    }
+  const located = walk(error, (e) => typeof (e as { url?: unknown }).url === 'string') as { url: string } | null
+  if (!located) return undefined
+  try {
+    return new URL(located.url).host
+  } catch {
+    return undefined
   }
-  return undefined
 }
 
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
   const parts: string[] = []
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+  // Every error of the chain, outermost first (the matcher collects and never stops the walk).
+  walk(error, (e) => {
+    if (!(e instanceof Error)) return true
     const short = e instanceof BaseError || e instanceof PaywatchError ? e.shortMessage : e.message
     const details = e instanceof BaseError && e.details && e.details !== short ? e.details : undefined
     const code = e instanceof RpcRequestError ? ` (code ${e.code})` : e instanceof HttpRequestError && e.status ? ` (HTTP ${e.status})` : ''
     const text = `${short}${code}${details ? `: ${details}` : ''}`.split('\n')[0]!
     if (text && !parts.includes(text)) parts.push(text)
-  }
+    return false
+  })
   return parts.join(' ← ') || error.name
 }

@@ -36,6 +36,10 @@ export const backoffPolicies = {
    * the disagreement lasts.
    */
   quorumDispute: { delaysMs: [5_000, 10_000, 20_000, 40_000, 60_000], jitter: 0.2 },
+  /** A node that does not hold a chain's lease asks for it again after this (sooner when told it was released). */
+  leaseRetry: { delaysMs: [1_000], jitter: 0 },
+  /** A lost `newHeads` WebSocket subscription is made again after this; the follower polls meanwhile. */
+  headResubscribe: { delaysMs: [5_000], jitter: 0 },
   /** A PostgreSQL LISTEN connection that failed or was lost: doubling from 200 ms up to 10 s. */
   listenReconnect: { delaysMs: [200, 400, 800, 1_600, 3_200, 6_400, 10_000], jitter: 0 },
 } as const satisfies Record<string, BackoffPolicy>
@@ -73,13 +77,17 @@ export function delayFor(policy: BackoffPolicy, failures: number, random: () => 
 }
 
 /**
- * The pause a `Retry-After` header asks for (seconds or an HTTP date), in ms; undefined if absent or
- * unreadable. `now` (epoch ms) comes from the caller's clock: an HTTP date is relative to it.
+ * The pause a `Retry-After` header asks for (RFC 9110 §10.2.3: delta-seconds or an HTTP date), in ms;
+ * undefined if absent or unreadable. The one reading of the header: RPC answers (src/chain) and callback
+ * receivers' answers (src/callbacks/classify.ts) alike. `now` (epoch ms) comes from the caller's clock: an
+ * HTTP date is relative to it.
  */
 export function retryAfterMs(value: string | null | undefined, now: number): number | undefined {
-  if (!value) return undefined
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
-  const date = Date.parse(value)
+  const text = value?.trim()
+  if (!text) return undefined
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP date names its day and month; Date.parse alone would read "1.5" as a date.
+  if (!/[A-Za-z]{3}/.test(text)) return undefined
+  const date = Date.parse(text)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

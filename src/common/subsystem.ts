@@ -23,7 +23,9 @@ export interface Subsystem {
   readonly name: string
   /** Routes behind API key authentication and the rate limits. */
   readonly apiRoutes?: readonly FastifyPluginAsync[]
-  /** Routes outside API key authentication (their own admin-token guard, the public key, the WebSocket). */
+  /** Routes of the admin API, registered inside its one scope (src/http/admin-scope.ts: the admin-token guard). */
+  readonly adminRoutes?: readonly FastifyPluginAsync[]
+  /** Routes outside API key authentication and the admin API (the public key, the WebSocket). */
   readonly publicRoutes?: readonly FastifyPluginAsync[]
   /** Create-time checks of what a new tracking refers to (integration, callback host, link, shop). */
   readonly referenceChecks?: readonly ReferenceCheck[]

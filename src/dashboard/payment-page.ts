@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { listPaymentDeliveries, redeliverCallback } from '../admin/deliveries.ts'
-import { fullRecord, type Tracking } from '../domain/tracking.ts'
+import { type Tracking } from '../domain/tracking.ts'
+import { fullRecord } from '../domain/records.ts'
 import { findTrackingsBySecretAnyAccount } from '../store/dashboard-payments.ts'
 import { findSeenTransaction } from '../store/payment-timeline.ts'
 import type { DashboardDeps } from './deps.ts'

@@ -16,6 +16,7 @@ export const sharedFields = {
     pattern: /^[a-z0-9_-]{1,40}$/,
     hint: 'a blockchain name such as "ethereum"',
     description: 'e.g. ethereum, bsc',
+    example: 'ethereum',
   },
   secret_id: {
     kind: 'text',
@@ -23,9 +24,15 @@ export const sharedFields = {
     hint: '1 to 128 URL-safe characters',
     required: 'unless uuid (the earlier form) is sent',
     description: 'unguessable id of the payment attempt (earlier form: uuid)',
+    example: '3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01',
   },
   uuid: { kind: 'text', pattern: secretPattern, hint: '1 to 128 URL-safe characters', description: 'earlier form of secret_id' },
-  transaction: { kind: 'text', pattern: hashPattern, hint: 'a 0x-prefixed 32-byte hash' },
+  transaction: {
+    kind: 'text',
+    pattern: hashPattern,
+    hint: 'a 0x-prefixed 32-byte hash',
+    example: '0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3',
+  },
 } as const satisfies FieldTable
 
 /**

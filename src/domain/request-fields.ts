@@ -23,6 +23,8 @@ export const MAX_PAYLOAD_BYTES = 8 * 1024
 
 interface FieldBase {
   description?: string
+  /** A value documented as this field's example (/openapi.json); kinds other than text have a default one. */
+  example?: unknown
   /** `true`: always required; a text: required only then (documented, checked by the parser). */
   required?: true | string
   /**

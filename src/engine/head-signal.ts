@@ -2,6 +2,8 @@ import { webSocket } from 'viem'
 import type { Logger } from 'pino'
 import type { Hash } from 'viem'
 import type { BlockHeader } from '../domain/block-window.ts'
+import { backoffPolicies, delayFor } from '../common/backoff.ts'
+import { createWakeSignal } from '../common/wake-signal.ts'
 
 /**
  * Wakes the follower when a new head may exist: at once on a `newHeads` notification when one of
@@ -48,8 +50,7 @@ function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
 }
 
 export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
-  let wake: (() => void) | undefined
-  let notified = false
+  const heads = createWakeSignal()
   let subscribed = false
   let stopped = false
   let unsubscribe: (() => Promise<unknown>) | undefined
@@ -58,8 +59,7 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
   let announced: BlockHeader | undefined
   const notify = (data?: unknown) => {
     announced = headerOf(data)
-    notified = true
-    wake?.()
+    heads.wake()
   }
 
   const subscribe = async (url: string): Promise<void> => {
@@ -70,7 +70,7 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
         retry = setTimeout(() => {
           retry = undefined
           void subscribe(url)
-        }, options.resubscribeMs ?? 5_000)
+        }, options.resubscribeMs ?? delayFor(backoffPolicies.headResubscribe, 1))
         retry.unref()
       }
     }
@@ -109,27 +109,12 @@ export function createHeadSignal(options: HeadSignalOptions): HeadSignal {
       return header
     },
     next(ms, signal) {
-      if (notified || signal.aborted) {
-        notified = false
-        return Promise.resolve()
-      }
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          signal.removeEventListener('abort', done)
-          wake = undefined
-          notified = false
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        wake = done
-        signal.addEventListener('abort', done, { once: true })
-      })
+      return heads.sleep(ms, signal)
     },
     async stop() {
       stopped = true
       clearTimeout(retry)
-      wake?.()
+      heads.wake()
       if (unsubscribe) await settledWithin(unsubscribe(), UNSUBSCRIBE_TIMEOUT_MS)
     },
   }

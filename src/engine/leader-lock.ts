@@ -1,4 +1,6 @@
 import type { Logger } from 'pino'
+import { backoffPolicies, delayFor } from '../common/backoff.ts'
+import { createWakeSignal } from '../common/wake-signal.ts'
 import { acquireLease, releaseLease, renewLease, type WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
 import { monotonicClock, type MonotonicClock } from '../common/clock.ts'
@@ -44,7 +46,7 @@ export interface ChainLeaseOptions {
 
 export const DEFAULT_LEASE_TTL_MS = 10_000
 export const DEFAULT_LEASE_RENEW_MS = 2_000
-export const DEFAULT_LEASE_RETRY_MS = 1_000
+export const DEFAULT_LEASE_RETRY_MS = delayFor(backoffPolicies.leaseRetry, 1)
 
 interface Held {
   fence: WriteFence
@@ -69,7 +71,7 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
   const now = options.now ?? monotonicClock
   const log = options.logger?.child({ chain })
   let current: Held | undefined
-  let wakeUp: (() => void) | undefined
+  const retries = createWakeSignal()
 
   const lose = (held: Held, reason: string) => {
     if (current !== held) return
@@ -97,19 +99,6 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
     }
   }
 
-  const waitForRetry = (signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        wakeUp = undefined
-        resolve()
-      }
-      const timer = setTimeout(done, retryMs)
-      signal.addEventListener('abort', done, { once: true })
-      wakeUp = done
-    })
-
   return {
     async acquire(signal) {
       while (!signal.aborted) {
@@ -132,7 +121,7 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
         } catch (error) {
           log?.warn({ err: error }, 'could not try the chain lease')
         }
-        await waitForRetry(signal)
+        await retries.sleep(retryMs, signal)
       }
       return undefined
     },
@@ -147,7 +136,7 @@ export function chainLease(options: ChainLeaseOptions): LeaderLock {
       )
     },
     wake() {
-      wakeUp?.()
+      retries.wake()
     },
   }
 }

@@ -7,42 +7,6 @@ const Str = (description?: string) => Type.String(description ? { description } 
 const NullableStr = (description?: string) => Type.Union([Str(description), Type.Null()])
 const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) })
 
-/** docs/api.md, records and endpoints: sent with `x-api-version`. */
-export const summaryRecordSchema = Type.Object(
-  {
-    blockchain: Str(),
-    transaction: Str(),
-    sender: Str(),
-    receiver: Str(),
-    token: Str(),
-    amount: Str('decimal string'),
-    payload: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-    after_block: Str(),
-    commitment: Type.Union([Type.Literal('confirmed'), Type.Literal('finalized')]),
-    confirmations: Type.Integer(),
-    created_at: Timestamp(),
-    confirmed_at: Timestamp(),
-  },
-  { description: 'Payment summary record (current shape, with x-api-version)' },
-)
-
-/** docs/api.md, records and endpoints: link payments without `x-api-version`. */
-export const earlierLinkRecordSchema = Type.Object(
-  {
-    status: Str('always "success" here'),
-    failed_reason: NullableStr(),
-    blockchain: Str(),
-    transaction: Str(),
-    sender: Str(),
-    receiver: Str(),
-    token: Str(),
-    amount: Str('decimal string'),
-    payload: NullableStr('the payload as a string of serialized JSON'),
-    confirmed_at: Timestamp(),
-  },
-  { description: 'Earlier link payment record (without x-api-version)' },
-)
-
 export const shopSchema = Type.Object({ shop: Str('host name of a shop connected to the account') })
 
 export const apiVersionHeaders = Type.Object({

@@ -22,13 +22,16 @@ import type { ApiKeyAuth } from './auth.ts'
 import type { AuthThrottle } from './auth-throttle.ts'
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
 import { installJsonBodyParser, installUrlGuard } from './input-guard.ts'
-import { ADMIN_PROBLEMS, API_KEY_PROBLEMS, BODY_PROBLEMS, documentProblems, EVERY_ROUTE_PROBLEMS } from './problem-schemas.ts'
+import { API_KEY_PROBLEMS, BODY_PROBLEMS, documentProblems, EVERY_ROUTE_PROBLEMS } from './problem-schemas.ts'
 import type { RateLimits } from './rate-limit.ts'
 import { adminRoutes } from './routes/admin.ts'
+import { adminScope } from './admin-scope.ts'
 import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
-import { completeOpenApi } from './openapi-complete.ts'
+import { documentRoute, finishDocument } from './openapi-document.ts'
+import { addComponents, componentNames } from './openapi-components.ts'
+import { webhooks } from './openapi-webhooks.ts'
 import { docsPage } from './docs-page.ts'
 
 export const BODY_LIMIT = 64 * 1024
@@ -46,7 +49,9 @@ export interface AppDeps {
   decorateRecord?: (tracking: Tracking, body: string, reply: FastifyReply) => Promise<void>
   /** More routes behind API key auth and rate limits (later subsystems, tests). */
   apiPlugins?: FastifyPluginAsync[]
-  /** More routes outside API key auth (admin routes of later subsystems, WebSocket). */
+  /** More routes of the admin API (src/http/admin-scope.ts), of later subsystems and tests. */
+  adminPlugins?: FastifyPluginAsync[]
+  /** More routes outside API key auth and the admin API (public key, WebSocket). */
   publicPlugins?: FastifyPluginAsync[]
 }
 
@@ -72,6 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler,
   })
   collectRouteWords(app, routeWords)
+  addComponents(app)
+  app.addHook('onRoute', documentRoute)
   documentHookProblems(app)
   installErrorHandling(app)
   // Before every route's own authentication: an address over its failed attempts is refused unread.
@@ -89,7 +96,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Paywatch API', version: '2', description: 'Blockchain payment tracking' },
+      info: {
+        title: 'Paywatch API',
+        version: '2',
+        description: 'Blockchain payment tracking',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/', description: 'this Paywatch node (the API is served at the root of its address)' }],
       tags: [
         { name: 'payments', description: 'Payment trackings, their release and callback deliveries' },
         { name: 'callbacks', description: 'Verifying callbacks' },
@@ -104,20 +117,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         },
       },
       security: [{ apiKey: [] }],
+      webhooks,
     },
-    transformObject: (documents) => completeOpenApi((documents as { openapiObject: Record<string, unknown> }).openapiObject),
+    refResolver: componentNames,
+    transformObject: (documents) => finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   })
   await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
-  await app.register(adminRoutes, {
-    db: deps.db,
-    clock: deps.common.clock,
-    adminToken: deps.common.config.adminToken,
-    onKeyRevoked: deps.auth.forgetKey,
-    onKeyCreated: deps.auth.forgetUnknown,
-  })
+  const accountRoutes: FastifyPluginAsync = (admin) =>
+    adminRoutes(admin, {
+      db: deps.db,
+      clock: deps.common.clock,
+      onKeyRevoked: deps.auth.forgetKey,
+      onKeyCreated: deps.auth.forgetUnknown,
+    })
+  await app.register(adminScope(deps.common.config.adminToken, [accountRoutes, ...(deps.adminPlugins ?? [])]))
   for (const plugin of deps.publicPlugins ?? []) await app.register(plugin)
 
   const inFlight = new WeakMap<FastifyRequest, () => void>()
@@ -190,11 +206,7 @@ function closeSlowSendersOnClose(app: FastifyInstance): void {
 function documentHookProblems(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const takesBody = [route.method].flat().some((method) => method === 'POST' || method === 'PUT' || method === 'PATCH')
-    documentProblems(route, [
-      ...EVERY_ROUTE_PROBLEMS,
-      ...(takesBody ? BODY_PROBLEMS : []),
-      ...(route.url.startsWith('/admin/') ? ADMIN_PROBLEMS : []),
-    ])
+    documentProblems(route, [...EVERY_ROUTE_PROBLEMS, ...(takesBody ? BODY_PROBLEMS : [])])
   })
 }
 
@@ -241,9 +253,22 @@ export function maskSecrets(url: string, routeWords: ReadonlySet<string>): strin
   return masked.join('') + query
 }
 
-/** The literal path segments of every route (`v2`, `payments`, `deliveries`, …), as routes are added. */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, as `{method, url}` (tests walk them: every admin route refuses without the token). */
+    registeredRoutes: ReadonlyArray<{ method: string; url: string }>
+  }
+}
+
+/**
+ * The literal path segments of every route (`v2`, `payments`, `deliveries`, …), as routes are added; and
+ * the routes themselves, on the instance.
+ */
 function collectRouteWords(app: FastifyInstance, words: Set<string>): void {
+  const routes: { method: string; url: string }[] = []
+  app.decorate('registeredRoutes', routes)
   app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url })
     for (const word of route.url.split('/')) if (word !== '' && !word.includes(':') && !word.includes('*')) words.add(word)
   })
 }

@@ -4,7 +4,11 @@ import { HttpProblem, noRoute, problem, problemBody, PROBLEMS, type ProblemCode 
 
 export function sendProblem(reply: FastifyReply, answer: HttpProblem): FastifyReply {
   for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value)
-  return reply.code(answer.status).type('application/problem+json').send(problemBody(answer))
+  // Serialized here, in problemBody()'s order: the route schemas document problems, they do not serialize them.
+  return reply
+    .code(answer.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemBody(answer)))
 }
 
 /** Fastify's own request errors, as stable codes. */

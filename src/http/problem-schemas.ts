@@ -1,37 +1,58 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { RouteOptions } from 'fastify'
-import { PROBLEM_CODES, PROBLEMS, type ProblemCode } from './problem.ts'
+import { PROBLEMS, type ProblemCode } from './problem.ts'
 
 /**
- * The OpenAPI error responses, generated from the problem catalogue (src/http/problem.ts): one problem schema
- * whose `code` lists the codes a response can carry, each with its meaning in the response's description.
- * Property order is the order of problemBody(): Fastify serializes problems with these schemas.
+ * The OpenAPI error responses, generated from the problem catalogue (src/http/problem.ts): the problem body
+ * is described once, as the `Problem` component; each error response refers to it, narrows `code` to the
+ * codes it can carry and names each with its meaning in its description. Problems are sent as serialized
+ * JSON (src/http/error-handler.ts): these schemas document, they do not serialize.
  */
 
 const Str = (description?: string) => Type.String(description ? { description } : {})
 
-function problemObject(codes: readonly ProblemCode[], description: string): TSchema {
-  return Type.Object(
-    {
-      type: Str(),
-      title: Str(),
-      status: Type.Integer(),
-      detail: Str(),
-      code: Type.String({ enum: [...codes], description: 'stable upper-case error code' }),
-      errors: Type.Optional(Type.Array(Type.Object({ path: Str(), message: Str() }))),
-    },
-    { description },
-  )
+/** A reference to a component of /openapi.json (src/http/openapi-components.ts). */
+export const componentRef = (id: string): TSchema => Type.Unsafe({ $ref: `${id}#` })
+
+export const problemComponent = Type.Object(
+  {
+    type: Str('urn:paywatch:problem:<code in kebab case>'),
+    title: Str("the reason phrase of the answer's status"),
+    status: Type.Integer(),
+    detail: Str('what went wrong, for people'),
+    code: Type.String({ description: 'stable upper-case error code' }),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ path: Str('the field, dotted'), message: Str() }), {
+        description: "with VALIDATION_FAILED: each field's problem",
+      }),
+    ),
+  },
+  {
+    $id: 'Problem',
+    description: 'RFC 9457 problem (application/problem+json)',
+    examples: [
+      {
+        type: 'urn:paywatch:problem:validation-failed',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'amount must be a decimal string such as "1.5"',
+        code: 'VALIDATION_FAILED',
+        errors: [{ path: 'amount', message: 'must be a decimal string such as "1.5"' }],
+      },
+    ],
+  },
+)
+
+/** A route's error response: the Problem component, `code` narrowed to `codes` when given. */
+function problemResponse(codes: readonly ProblemCode[] | null, description: string): TSchema {
+  const schema = codes ? { allOf: [componentRef('Problem')], properties: { code: { enum: [...codes] } } } : componentRef('Problem')
+  return Type.Unsafe({ description, content: { 'application/problem+json': { schema } } })
 }
 
-const describe = (codes: readonly ProblemCode[]): string =>
-  `RFC 9457 problem (application/problem+json): ${codes.map((code) => `${code} (${PROBLEMS[code].description})`).join('; ')}`
+const describe = (codes: readonly ProblemCode[]): string => codes.map((code) => `${code}: ${PROBLEMS[code].description}`).join('; ')
 
 /** Any 4xx problem of the catalogue (docs/api.md §6): for the routes that document `'4xx'` without listing codes. */
-export const problemSchema = problemObject(
-  PROBLEM_CODES.filter((code) => PROBLEMS[code].status < 500),
-  'RFC 9457 problem (application/problem+json)',
-)
+export const problemSchema = problemResponse(null, 'RFC 9457 problem (application/problem+json): any other client problem')
 
 /** One entry per status of these codes, each listing its codes. */
 function byStatus(codes: readonly ProblemCode[]): Record<number, TSchema> {
@@ -40,7 +61,7 @@ function byStatus(codes: readonly ProblemCode[]): Record<number, TSchema> {
     const { status } = PROBLEMS[code]
     lists.set(status, [...(lists.get(status) ?? []), code])
   }
-  return Object.fromEntries([...lists].map(([status, list]) => [status, problemObject(list, describe(list))]))
+  return Object.fromEntries([...lists].map(([status, list]) => [status, problemResponse(list, describe(list))]))
 }
 
 /** The route's `response` entries for the codes it answers, and `4xx` for any other client problem. */
@@ -62,8 +83,9 @@ export const API_KEY_PROBLEMS: ProblemCode[] = ['UNAUTHORIZED', 'UNSUPPORTED_API
 /** The admin guard (src/http/routes/admin.ts): a wrong token, or no admin API without one; the failed-authentication throttle. */
 export const ADMIN_PROBLEMS: ProblemCode[] = ['UNAUTHORIZED', 'NOT_FOUND', 'RATE_LIMITED']
 
-const codesOf = (schema: unknown): ProblemCode[] | undefined =>
-  (schema as { properties?: { code?: { enum?: ProblemCode[] } } } | undefined)?.properties?.code?.enum
+type ProblemResponse = { content?: Record<string, { schema?: { properties?: { code?: { enum?: ProblemCode[] } } } }> }
+const codesOf = (response: unknown): ProblemCode[] | undefined =>
+  (response as ProblemResponse | undefined)?.content?.['application/problem+json']?.schema?.properties?.code?.enum
 
 /**
  * Adds the problems a hook answers to a route's documented responses (an `onRoute` hook): codes of a status

@@ -61,11 +61,56 @@ function fieldSchema(field: RequestField): TSchema {
   }
 }
 
-/** The object schema of a field table: `required: true` fields are required, the others optional. */
-export function fieldsSchema(fields: FieldTable): TObject {
+/** A value of the field's kind, for the example body (/docs "Try it out" sends it as it is). */
+function exampleOf(field: RequestField): unknown {
+  if (field.example !== undefined) return field.example
+  switch (field.kind) {
+    case 'text':
+      return undefined
+    case 'address':
+      return '0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263'
+    case 'uint':
+      return '1'
+    case 'integer':
+      return field.min
+    case 'decimal':
+      return '1.5'
+    case 'url':
+      return 'https://shop.example/paywatch/callback'
+    case 'forward-url':
+      return 'https://shop.example/thanks'
+    case 'choice':
+      return field.values[0]
+    case 'boolean':
+      return true
+    case 'object':
+      return {}
+    case 'timestamp':
+      return '2026-01-15T10:24:31.000Z'
+    case 'name':
+      return 'Example'
+    case 'shop-host':
+      return 'example-shop.myshopify.com'
+    case 'list':
+      return [field.values[0]]
+  }
+}
+
+/**
+ * The object schema of a field table: `required: true` fields are required, the others optional. Its example
+ * is the one given, or the table's required fields (and those with an example of their own), each with its example.
+ */
+export function fieldsSchema(fields: FieldTable, example?: Record<string, unknown>): TObject {
+  const made = Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, field]) => field.required === true || field.example !== undefined)
+      .map(([key, field]) => [key, exampleOf(field)])
+      .filter(([, value]) => value !== undefined),
+  )
   return Type.Object(
     Object.fromEntries(
       Object.entries(fields).map(([key, field]) => [key, field.required === true ? fieldSchema(field) : Type.Optional(fieldSchema(field))]),
     ),
+    { examples: [example ?? made] },
   )
 }

@@ -1,51 +1,49 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { paymentRequestFields } from '../domain/payment-request.ts'
+import { anyPaymentRecord } from './openapi-components.ts'
+import { signatureHeader } from './openapi-webhooks.ts'
+import { componentRef } from './problem-schemas.ts'
 import { fieldsSchema } from './request-schemas.ts'
 
-/** JSON schemas for the OpenAPI document. Request bodies are read by the domain parsers, whose field tables make their schemas. */
-
-const Str = (description?: string) => Type.String(description ? { description } : {})
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
-const StrOrInt = (description: string) => Type.Union([Type.String(), Type.Integer()], { description })
+/** JSON schemas of the payment routes. Request bodies are read by the domain parsers, whose field tables make their schemas. */
 
 /** Generated from the problem catalogue (src/http/problem.ts); kept here for the routes that import it from here. */
 export { problemSchema } from './problem-schemas.ts'
 
 /** The POST /v2/payments body, from the table parsePaymentRequest reads (src/http/request-schemas.ts). */
-export const createPaymentBodySchema = fieldsSchema(paymentRequestFields)
+export const createPaymentBodySchema = fieldsSchema(paymentRequestFields, {
+  blockchain: 'ethereum',
+  sender: '0x8ba1f109551bD432803012645Ac136ddd64DBA72',
+  nonce: '42',
+  receiver: '0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263',
+  token: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+  amount: '20.5',
+  after_block: '21500000',
+  secret_id: '3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01',
+  callback: 'https://shop.example/paywatch/callback',
+  confirmations: 1,
+  payload: { order: 'A-1024' },
+  forward_to: 'https://shop.example/thanks',
+})
 
-export const paymentRecordSchema = Type.Object(
-  {
-    status: Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed')]),
-    failed_reason: Type.Optional(Nullable(Str())),
-    blockchain: Str(),
-    transaction: Nullable(Str()),
-    sender: Nullable(Str('null until a nonce-less payment is found')),
-    nonce: Type.Union([Type.String(), Type.Integer(), Type.Null()], {
-      description: 'string in the current shape, number in the earlier shape; null until a nonce-less payment is found',
-    }),
-    receiver: Str(),
-    token: Str(),
-    decimals: Type.Optional(Type.Integer()),
-    commitment: Type.Optional(Str()),
-    confirmations: Type.Integer(),
-    after_block: StrOrInt('string in the current shape, number in the earlier shape'),
-    deadline: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'Unix seconds (a nonce-less payment must be mined by then), or null',
-    }),
-    amount: Str(),
-    fee_amount: Type.Optional(Nullable(Str())),
-    fee_receiver: Type.Optional(Nullable(Str())),
-    payload: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-    secret_id: Type.Optional(Str()),
-    uuid: Type.Optional(Str()),
-    callback: Nullable(Str()),
-    release: Type.Boolean(),
-    forward_to: Nullable(Str()),
-    forward_on_failure: Type.Boolean(),
-    confirmed_at: Nullable(Str()),
-    created_at: Str(),
-    updated_at: Str(),
-  },
-  { additionalProperties: true },
+/**
+ * A record answer as the route sends it (pre-serialized JSON): its schema, and the `x-signature` header when
+ * the route signs its body (reads and releases, docs/api.md §4; a create is not signed).
+ */
+export function recordAnswer(description: string, schema: TSchema, options: { signed: boolean }): TSchema {
+  return Type.Unsafe({
+    description,
+    ...(options.signed ? { headers: { 'x-signature': { type: 'string', description: signatureHeader.description } } } : {}),
+    content: { 'application/json': { schema } },
+  })
+}
+
+/** The full record, in the shape the tracking was created with. */
+export const fullRecordAnswer = (description: string, options: { signed: boolean }) => recordAnswer(description, anyPaymentRecord, options)
+
+/** The summary record with x-api-version, the full record without. */
+export const summaryOrFullAnswer = recordAnswer(
+  'the summary record with x-api-version; the full record without',
+  Type.Unsafe({ anyOf: [componentRef('PaymentSummary'), componentRef('PaymentRecord'), componentRef('EarlierPaymentRecord')] }),
+  { signed: false },
 )

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import { holdFence, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
-import { newId } from './ids.ts'
+import { insertDeliveries } from './delivery-rows.ts'
 import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -119,22 +119,11 @@ export async function completeTrackings(
       return updated.get(request.id)
     })
     const withCallback = [...completed].filter((id) => current.get(id)!.callback)
-    if (withCallback.length > 0) {
-      await trx
-        .insertInto('deliveries')
-        .values(
-          withCallback.map((id) => ({
-            id: newId(),
-            tracking_id: id,
-            reason: 'completed' as const,
-            next_attempt_at: now,
-            due_at: now,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute()
-    }
+    await insertDeliveries(
+      trx,
+      withCallback.map((trackingId) => ({ trackingId, reason: 'completed' })),
+      now,
+    )
     const dropped = requests.filter((r) => r.dropMatch).map((r) => r.id)
     if (dropped.length > 0) await trx.deleteFrom('tracking_matches').where('tracking_id', 'in', dropped).execute()
     return results

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
+import { insertDeliveries } from './delivery-rows.ts'
 import { newId } from './ids.ts'
 import { releaseTrackings } from './release-trackings.ts'
 import type { DeliveriesTable, DeliveryAttemptsTable } from './schema.ts'
@@ -276,20 +277,8 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
         .executeTakeFirstOrThrow()
       return { kind: 'scheduled', delivery: moved, created: false }
     }
-    const created = await trx
-      .insertInto('deliveries')
-      .values({
-        id: newId(),
-        tracking_id: trackingId,
-        reason: 'redeliver',
-        next_attempt_at: now,
-        due_at: now,
-        created_at: now,
-        updated_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow()
-    return { kind: 'scheduled', delivery: created, created: true }
+    const [created] = await insertDeliveries(trx, [{ trackingId, reason: 'redeliver' }], now)
+    return { kind: 'scheduled', delivery: created!, created: true }
   })
 }
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
-import { newId } from './ids.ts'
+import { insertDeliveries } from './delivery-rows.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 export type ReversalEventName = 'payment.reverted' | 'payment.reconfirmed'
@@ -27,22 +27,10 @@ export async function recordReversalEvents(db: Db, trackingIds: string[], event:
     WHERE t.id IN (${sql.join(trackingIds)})
     RETURNING t.*, (SELECT i.reversal_events FROM integrations i WHERE i.id = t.integration_id) AS opted_in`.execute(db)
   const events = rows.rows.map((row) => ({ event, tracking: rowToTracking(row), sent: row.opted_in === true && row.callback !== null }))
-  await db
-    .insertInto('deliveries')
-    .values(
-      events.map((e) => ({
-        id: newId(),
-        tracking_id: e.tracking.id,
-        reason: 'event' as const,
-        event,
-        state: e.sent ? ('due' as const) : ('skipped' as const),
-        finished_at: e.sent ? null : now,
-        next_attempt_at: now,
-        due_at: now,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute()
+  await insertDeliveries(
+    db,
+    events.map((e) => ({ trackingId: e.tracking.id, reason: 'event', event, skipped: !e.sent })),
+    now,
+  )
   return events
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { startTestService, type TestService } from '../support/service.ts'
-import { fullRecord, type Tracking } from '../../src/domain/tracking.ts'
+import { type Tracking } from '../../src/domain/tracking.ts'
+import { fullRecord } from '../../src/domain/records.ts'
 import { closedPortUrl, eventually, insertCompleted, insertPending, startReceiver, verifiedBy, type Receiver } from './support.ts'
 
 let service: TestService

@@ -9,7 +9,7 @@ import type { ClaimedDelivery } from '../../src/store/deliveries.ts'
 import { testTracking } from '../support/trackings.ts'
 
 const signer: CallbackSigner = { servicePublicKeyPem: '', sign: async () => 'signature', signCached: async () => 'signature' }
-const ok: SendResult = { durationMs: 1, statusCode: 200, error: null, refused: false, excerpt: null, forwardTo: null }
+const ok: SendResult = { durationMs: 1, statusCode: 200, error: null, failure: null, excerpt: null, forwardTo: null }
 
 /** A delivery to `https://<host>.example/<id>`: the host is what the limits count, the path tells deliveries apart. */
 function delivery(id: string, host: string): ClaimedDelivery {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { connect, type Socket } from 'node:net'
 import { test } from 'node:test'
 import { Worker } from 'node:worker_threads'
-import { createCallbackSender } from '../../src/callbacks/sender.ts'
+import { CallbackTimeoutError, createCallbackSender } from '../../src/callbacks/sender.ts'
 import { startReceiver } from './support.ts'
 
 /**
@@ -59,7 +59,7 @@ test('an attempt whose connection never completes ends at the timeout, and the s
     const result = await sender.send(`http://127.0.0.1:${silent.port}/cb`, '{}', { 'content-type': 'application/json' })
     const elapsed = Date.now() - started
     assert.equal(result.statusCode, null)
-    assert.equal(result.refused, false)
+    assert.ok(result.failure instanceof CallbackTimeoutError, 'a typed, retryable failure')
     assert.match(result.error ?? '', /timeout|TIMEOUT/i)
     assert.ok(elapsed >= 350 && elapsed < 2000, `ended after ${elapsed} ms, at the 400 ms timeout`)
 

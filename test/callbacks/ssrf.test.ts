@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { systemClock } from '../../src/common/clock.ts'
-import { checkCallbackUrl, forbiddenAddressReason } from '../../src/callbacks/address-guard.ts'
+import { checkCallbackUrl, ForbiddenCallbackError, forbiddenAddressReason } from '../../src/callbacks/address-guard.ts'
 import { createCallbackSender } from '../../src/callbacks/sender.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
 import { startTestService, type TestService } from '../support/service.ts'
@@ -93,7 +93,7 @@ test('the sender refuses forbidden addresses at connection time and follows no r
     const port = new URL(target.url).port
     for (const url of [`${target.url}/cb`, `http://localhost:${port}/cb`]) {
       const result = await guarded.send(url, '{}', { 'content-type': 'application/json' })
-      assert.equal(result.refused, true, url)
+      assert.ok(result.failure instanceof ForbiddenCallbackError, url)
       assert.match(result.error ?? '', /^refused: .*loopback/)
     }
     assert.equal(target.received.length, 0, 'nothing reached the private address')

@@ -84,8 +84,8 @@ test('create → success → verified callback → release, typed; errors are Pa
   const released = await client.payments.release({
     blockchain: 'ethereum',
     transaction: record.transaction!,
-    sender: record.sender,
-    nonce: record.nonce,
+    sender: record.sender!,
+    nonce: record.nonce!,
     secret_id: request.secret_id,
   })
   assert.equal(released.release, true)

@@ -63,6 +63,15 @@ test('operationIds, servers, problem media types, 201/204, the callback and x-si
       if (method === 'delete') assert.ok(operation.responses['204'], `${path} DELETE answers 204`)
     }
   }
+  // Every component is referred to, and the problem body is described once.
+  const text = JSON.stringify(doc.paths)
+  for (const name of Object.keys(doc.components.schemas)) {
+    assert.ok(text.includes(`"#/components/schemas/${name}"`) || JSON.stringify(doc.webhooks).includes(`/${name}"`), `${name} is used`)
+  }
+  assert.ok(!text.includes('"urn:paywatch:problem'), 'no problem schema is inlined')
+  for (const name of ['paymentCompleted', 'payment.reverted', 'payment.reconfirmed', 'test']) {
+    assert.ok(doc.webhooks[name]?.post?.requestBody, `webhook ${name} is documented`)
+  }
   const created = doc.paths['/admin/accounts'].post.responses['201']
   assert.deepEqual(Object.keys(created.content['application/json'].schema.properties).sort(), ['created_at', 'id', 'name'])
   assert.ok(doc.paths['/admin/accounts/{id}/api-keys'].post.responses['201'].content['application/json'].schema.properties.key)
@@ -73,7 +82,13 @@ test('operationIds, servers, problem media types, 201/204, the callback and x-si
   for (const name of ['x-signature', 'x-delivery-id', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) {
     assert.ok(headers.includes(`header:${name}`), `the callback documents ${name}`)
   }
-  assert.ok(callback.requestBody.content['application/json'].schema.properties.secret_id)
+  assert.deepEqual(callback.requestBody.content['application/json'].schema.anyOf, [
+    { $ref: '#/components/schemas/PaymentRecord' },
+    { $ref: '#/components/schemas/EarlierPaymentRecord' },
+  ])
+  assert.ok(doc.components.schemas.PaymentRecord.properties.secret_id)
+  assert.ok(doc.components.schemas.PaymentRecord.properties.reverted_at)
+  assert.ok(doc.components.schemas.PaymentRecord.properties.deadline)
   assert.ok(doc.paths['/v2/payments/{secret_id}'].get.responses['200'].headers['x-signature'])
   assert.equal(doc.paths['/v2/payments/{secret_id}'].get.operationId, 'getPayment')
 })

@@ -184,7 +184,7 @@ describe('operations endpoints', () => {
       }
     }
     for (const ref of JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? []) {
-      const pointer = ref.slice(9, -1)
+      const pointer = ref.slice(8, -1)
       assert.ok(pointer.startsWith('#/'), `local $ref ${pointer}`)
       let node: unknown = doc
       for (const part of pointer.slice(2).split('/')) node = (node as Record<string, unknown> | undefined)?.[part]

@@ -53,6 +53,7 @@ const CURRENT_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
+  'deadline',
 ]
 const EARLIER_FIELDS = [
   'status',
@@ -75,6 +76,7 @@ const EARLIER_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
+  'deadline',
 ]
 
 describe('current shape', () => {

@@ -114,6 +114,13 @@ describe('/openapi.json documents the problems of every route from the catalogue
         // /readyz answers its report, not a problem, with 503 when not ready.
         const problems = Object.keys(operation.responses).filter((s) => /^[45]/.test(s) && !(path === '/readyz' && s === '503'))
         for (const status of problems) {
+          const schema = operation.responses[status]?.content?.['application/problem+json']?.schema as
+            | { $ref?: string; allOf?: { $ref: string }[] }
+            | undefined
+          // The problem body is described once (components/schemas/Problem); each answer refers to it.
+          assert.equal(schema?.$ref ?? schema?.allOf?.[0]?.$ref, '#/components/schemas/Problem', `${method} ${path} ${status}`)
+          // `4XX`: any other client problem of the catalogue.
+          if (status === '4XX') continue
           const codes = codesOf(operation.responses, status)
           assert.ok(codes?.length, `${method} ${path} ${status} documents a problem with its codes`)
           for (const code of codes) {

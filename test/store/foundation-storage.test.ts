@@ -14,7 +14,7 @@ import { createBody } from '../http/payments-fixtures.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 import { attachTransaction, findTrackingBySecret, insertTracking } from '../../src/store/trackings.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
-import { fullRecord } from '../../src/domain/tracking.ts'
+import { fullRecord } from '../../src/domain/records.ts'
 
 describe('database', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>

@@ -7,8 +7,13 @@ type JsonBody<T> = T extends { content: { 'application/json': infer B } } ? B : 
 export type PaymentRequest = JsonBody<operations['createPayment']['requestBody']>
 /** The body of POST /v2/payments/release. */
 export type ReleaseRequest = JsonBody<operations['releasePayment']['requestBody']>
-/** A payment tracking record, as GET /v2/payments/{secret_id} answers it and callbacks carry it. */
-export type PaymentRecord = JsonBody<operations['getPayment']['responses'][200]>
+/**
+ * A payment tracking record (current shape), as GET /v2/payments/{secret_id} answers it and callbacks carry it
+ * for trackings created with `secret_id`, which this client creates.
+ */
+export type PaymentRecord = components['schemas']['PaymentRecord']
+/** The record of a tracking created in the earlier form (with `uuid`). */
+export type EarlierPaymentRecord = components['schemas']['EarlierPaymentRecord']
 /** The answer of GET /v2/payments/{secret_id}/deliveries. */
 export type PaymentDeliveries = JsonBody<operations['listPaymentDeliveries']['responses'][200]>
 /** An RFC 9457 problem, as every error of the API is answered. */
@@ -69,9 +74,12 @@ export function createClient(options: ClientOptions): PaywatchClient {
   return {
     raw,
     payments: {
-      create: async (body) => answer(await raw.POST('/v2/payments', { body })),
-      get: async (secretId) => answer(await raw.GET('/v2/payments/{secret_id}', { params: { path: { secret_id: secretId } } })),
-      release: async (body) => answer(await raw.POST('/v2/payments/release', { body })),
+      // The API answers in the shape the tracking was created with; trackings made with `secret_id` (this
+      // client's) are of the current shape. A `uuid` tracking's record is an EarlierPaymentRecord.
+      create: async (body) => answer(await raw.POST('/v2/payments', { body })) as PaymentRecord,
+      get: async (secretId) =>
+        answer(await raw.GET('/v2/payments/{secret_id}', { params: { path: { secret_id: secretId } } })) as PaymentRecord,
+      release: async (body) => answer(await raw.POST('/v2/payments/release', { body })) as PaymentRecord,
       deliveries: async (secretId) =>
         answer(await raw.GET('/v2/payments/{secret_id}/deliveries', { params: { path: { secret_id: secretId } } })),
     },

@@ -5,6 +5,7 @@ export {
   PaywatchError,
   type ClientOptions,
   type PaymentDeliveries,
+  type EarlierPaymentRecord,
   type PaymentRecord,
   type PaymentRequest,
   type PaywatchClient,

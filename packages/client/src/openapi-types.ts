@@ -709,9 +709,411 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "payment.reconfirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A reverted payment was mined again and reached its commitment (opt-in per integration: reversal_events) */
+        post: operations["paymentReconfirmedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.reverted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** After success, the payment's transaction left the canonical chain (opt-in per integration: reversal_events) */
+        post: operations["paymentRevertedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    paymentCompleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The payment record, POSTed to its callback URL once the payment is judged */
+        post: operations["paymentCompletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent once by POST /v2/endpoints/test; not retried */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
-    schemas: never;
+    schemas: {
+        /**
+         * @description Earlier link payment record (without x-api-version)
+         * @example {
+         *       "status": "success",
+         *       "failed_reason": "AMOUNT_MISMATCH",
+         *       "blockchain": "ethereum",
+         *       "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+         *       "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+         *       "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+         *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+         *       "amount": "20.5",
+         *       "payload": "{\"order\":\"A-1024\"}",
+         *       "confirmed_at": "2026-01-15T10:24:31.000Z"
+         *     }
+         */
+        EarlierLinkPayment: {
+            /** @description expected amount, human readable */
+            amount: string;
+            /** @description name of the blockchain */
+            blockchain: string;
+            /** @description when the payment was judged; null while pending */
+            confirmed_at: string | null;
+            /** @description why the payment failed; null unless failed */
+            failed_reason: ("FAILED" | "MISMATCH" | "TRANSACTION_MISMATCH" | "TOKEN_MISMATCH" | "SENDER_MISMATCH" | "RECEIVER_MISMATCH" | "NONCE_MISMATCH" | "AMOUNT_MISMATCH" | "TRACKING_TIMED_OUT") | null;
+            /** @description the payload as a string of serialized JSON */
+            payload: string | null;
+            /** @description receiver address */
+            receiver: string;
+            /** @description sender address; null until known for a payment tracked without one */
+            sender: string | null;
+            /**
+             * @description always success here
+             * @enum {string}
+             */
+            status: "pending" | "success" | "failed";
+            /** @description token address; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native currency */
+            token: string;
+            /** @description the paying transaction; null while a trace has not found it */
+            transaction: string | null;
+        };
+        /**
+         * @description Full payment tracking record, earlier shape (created with uuid)
+         * @example {
+         *       "status": "success",
+         *       "blockchain": "ethereum",
+         *       "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+         *       "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+         *       "nonce": 42,
+         *       "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+         *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+         *       "confirmations": 1,
+         *       "after_block": 21500000,
+         *       "amount": "20.5",
+         *       "payload": {
+         *         "order": "A-1024"
+         *       },
+         *       "uuid": "a41c6d2e-0b7f-4e3a-8c9d-5f1e2a3b4c5d",
+         *       "callback": "https://shop.example/paywatch/callback",
+         *       "release": true,
+         *       "forward_to": "https://shop.example/thanks",
+         *       "forward_on_failure": true,
+         *       "confirmed_at": "2026-01-15T10:24:31.000Z",
+         *       "created_at": "2026-01-15T10:23:02.000Z",
+         *       "updated_at": "2026-01-15T10:24:31.000Z",
+         *       "deadline": 1768473600
+         *     }
+         */
+        EarlierPaymentRecord: {
+            /** @description block right before the payment was submitted */
+            after_block: number;
+            /** @description expected amount, human readable */
+            amount: string;
+            /** @description name of the blockchain */
+            blockchain: string;
+            /** @description URL called when the status becomes success or failed */
+            callback: string | null;
+            /** @description block confirmations required */
+            confirmations: number;
+            /** @description when the payment was judged; null while pending */
+            confirmed_at: string | null;
+            /**
+             * Format: date-time
+             * @description when the tracking was created
+             */
+            created_at: string;
+            /** @description Unix time (seconds) by which the payment is expected, or null */
+            deadline: number | null;
+            /** @description why the payment failed (only when status is failed) */
+            failed_reason?: ("FAILED" | "MISMATCH" | "TRANSACTION_MISMATCH" | "TOKEN_MISMATCH" | "SENDER_MISMATCH" | "RECEIVER_MISMATCH" | "NONCE_MISMATCH" | "AMOUNT_MISMATCH" | "TRACKING_TIMED_OUT") | null;
+            /** @description whether a failed payment forwards the user too */
+            forward_on_failure: boolean;
+            /** @description where the user is forwarded */
+            forward_to: string | null;
+            /** @description sender nonce of the payment; null until known for a payment tracked without one */
+            nonce: number | null;
+            /** @description the data stored with the payment */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+            /** @description receiver address */
+            receiver: string;
+            /** @description true once the waiting user is released */
+            release: boolean;
+            /** @description when the paying transaction left the chain after success; null once it was mined again (only on trackings whose payment was ever reorganised out after success (reversal events)) */
+            reverted_at?: string | null;
+            /** @description sender address; null until known for a payment tracked without one */
+            sender: string | null;
+            /**
+             * @description pending until judged; success and failed are final
+             * @enum {string}
+             */
+            status: "pending" | "success" | "failed";
+            /** @description token address; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native currency */
+            token: string;
+            /** @description the paying transaction; null while a trace has not found it */
+            transaction: string | null;
+            /**
+             * Format: date-time
+             * @description when the tracking last changed
+             */
+            updated_at: string;
+            /** @description the payment attempt id (earlier form of secret_id) */
+            uuid: string;
+        };
+        /**
+         * @description Full payment tracking record, current shape (created with secret_id)
+         * @example {
+         *       "status": "success",
+         *       "blockchain": "ethereum",
+         *       "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+         *       "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+         *       "nonce": "42",
+         *       "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+         *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+         *       "decimals": 6,
+         *       "commitment": "confirmed",
+         *       "confirmations": 1,
+         *       "after_block": "21500000",
+         *       "amount": "20.5",
+         *       "fee_amount": "0.5",
+         *       "fee_receiver": "0x1f9090aaE28b8a3dCeaDf281B0F12828e676c326",
+         *       "payload": {
+         *         "order": "A-1024"
+         *       },
+         *       "secret_id": "3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01",
+         *       "callback": "https://shop.example/paywatch/callback",
+         *       "release": true,
+         *       "forward_to": "https://shop.example/thanks",
+         *       "forward_on_failure": true,
+         *       "confirmed_at": "2026-01-15T10:24:31.000Z",
+         *       "created_at": "2026-01-15T10:23:02.000Z",
+         *       "updated_at": "2026-01-15T10:24:31.000Z",
+         *       "deadline": 1768473600
+         *     }
+         */
+        PaymentRecord: {
+            /** @description block right before the payment was submitted */
+            after_block: string;
+            /** @description expected amount, human readable */
+            amount: string;
+            /** @description name of the blockchain */
+            blockchain: string;
+            /** @description URL called when the status becomes success or failed */
+            callback: string | null;
+            /**
+             * @description confirmed: `confirmations` blocks; finalized: the chain finalized it
+             * @enum {string}
+             */
+            commitment: "confirmed" | "finalized";
+            /** @description block confirmations required */
+            confirmations: number;
+            /** @description when the payment was judged; null while pending */
+            confirmed_at: string | null;
+            /**
+             * Format: date-time
+             * @description when the tracking was created
+             */
+            created_at: string;
+            /** @description Unix time (seconds) by which the payment is expected, or null */
+            deadline: number | null;
+            /** @description token decimals */
+            decimals: number;
+            /** @description why the payment failed (only when status is failed) */
+            failed_reason?: ("FAILED" | "MISMATCH" | "TRANSACTION_MISMATCH" | "TOKEN_MISMATCH" | "SENDER_MISMATCH" | "RECEIVER_MISMATCH" | "NONCE_MISMATCH" | "AMOUNT_MISMATCH" | "TRACKING_TIMED_OUT") | null;
+            /** @description expected fee amount */
+            fee_amount: string | null;
+            /** @description fee receiver address */
+            fee_receiver: string | null;
+            /** @description whether a failed payment forwards the user too */
+            forward_on_failure: boolean;
+            /** @description where the user is forwarded */
+            forward_to: string | null;
+            /** @description sender nonce of the payment; null until known for a payment tracked without one */
+            nonce: string | null;
+            /** @description the data stored with the payment */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+            /** @description receiver address */
+            receiver: string;
+            /** @description true once the waiting user is released */
+            release: boolean;
+            /** @description when the paying transaction left the chain after success; null once it was mined again (only on trackings whose payment was ever reorganised out after success (reversal events)) */
+            reverted_at?: string | null;
+            /** @description the payment attempt's secret id in the integrator's system */
+            secret_id: string;
+            /** @description sender address; null until known for a payment tracked without one */
+            sender: string | null;
+            /**
+             * @description pending until judged; success and failed are final
+             * @enum {string}
+             */
+            status: "pending" | "success" | "failed";
+            /** @description token address; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native currency */
+            token: string;
+            /** @description the paying transaction; null while a trace has not found it */
+            transaction: string | null;
+            /**
+             * Format: date-time
+             * @description when the tracking last changed
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Payment summary record (current shape, with x-api-version)
+         * @example {
+         *       "blockchain": "ethereum",
+         *       "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+         *       "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+         *       "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+         *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+         *       "amount": "20.5",
+         *       "payload": {
+         *         "order": "A-1024"
+         *       },
+         *       "after_block": "21500000",
+         *       "commitment": "confirmed",
+         *       "confirmations": 1,
+         *       "created_at": "2026-01-15T10:23:02.000Z",
+         *       "confirmed_at": "2026-01-15T10:24:31.000Z"
+         *     }
+         */
+        PaymentSummary: {
+            /** @description block right before the payment was submitted */
+            after_block: string;
+            /** @description expected amount, human readable */
+            amount: string;
+            /** @description name of the blockchain */
+            blockchain: string;
+            /**
+             * @description confirmed: `confirmations` blocks; finalized: the chain finalized it
+             * @enum {string}
+             */
+            commitment: "confirmed" | "finalized";
+            /** @description block confirmations required */
+            confirmations: number;
+            /**
+             * Format: date-time
+             * @description when the payment was judged
+             */
+            confirmed_at: string;
+            /**
+             * Format: date-time
+             * @description when the tracking was created
+             */
+            created_at: string;
+            /** @description the data stored with the payment */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+            /** @description receiver address */
+            receiver: string;
+            /** @description sender address */
+            sender: string;
+            /** @description token address; 0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE for the native currency */
+            token: string;
+            /** @description the paying transaction */
+            transaction: string;
+        };
+        /**
+         * @description RFC 9457 problem (application/problem+json)
+         * @example {
+         *       "type": "urn:paywatch:problem:validation-failed",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "amount must be a decimal string such as \"1.5\"",
+         *       "code": "VALIDATION_FAILED",
+         *       "errors": [
+         *         {
+         *           "path": "amount",
+         *           "message": "must be a decimal string such as \"1.5\""
+         *         }
+         *       ]
+         *     }
+         */
+        Problem: {
+            /** @description stable upper-case error code */
+            code: string;
+            /** @description what went wrong, for people */
+            detail: string;
+            /** @description with VALIDATION_FAILED: each field's problem */
+            errors?: {
+                message: string;
+                /** @description the field, dotted */
+                path: string;
+            }[];
+            status: number;
+            /** @description the reason phrase of the answer's status */
+            title: string;
+            /** @description urn:paywatch:problem:<code in kebab case> */
+            type: string;
+        };
+        /** @description A succeeded payment's transaction left the canonical chain (payment.reverted) or was mined again (payment.reconfirmed) */
+        ReversalEvent: {
+            /** @enum {string} */
+            event: "payment.reverted" | "payment.reconfirmed";
+            /** @description the full record, in the shape the tracking was created with (secret_id: current; uuid: earlier) */
+            payment: components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
+        };
+        /**
+         * @description Sent by POST /v2/endpoints/test
+         * @example {
+         *       "event": "test",
+         *       "sent_at": "2026-01-15T10:24:31.000Z"
+         *     }
+         */
+        TestEvent: {
+            /** @enum {string} */
+            event: "test";
+            /** Format: date-time */
+            sent_at: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -745,119 +1147,64 @@ export interface operations {
                     })[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -871,6 +1218,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the account's name, 1 to 200 characters */
                     name: string;
@@ -878,27 +1230,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -917,165 +1255,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1109,119 +1370,64 @@ export interface operations {
                     })[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1237,27 +1443,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -1275,165 +1467,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1450,27 +1565,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -1489,119 +1590,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1618,6 +1664,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the app's name, 1 to 200 characters */
                     name: string;
@@ -1625,27 +1676,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -1664,165 +1701,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1838,27 +1798,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -1879,119 +1825,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -2007,6 +1898,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
                     url: string;
@@ -2014,27 +1910,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -2055,165 +1937,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -2229,6 +2034,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback",
+                 *       "since": "2026-01-15T10:24:31.000Z"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -2241,27 +2052,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Accepted */
@@ -2275,165 +2072,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -2449,6 +2169,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
                     url: string;
@@ -2456,27 +2181,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Accepted */
@@ -2490,165 +2201,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -2664,27 +2298,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -2708,119 +2328,64 @@ export interface operations {
                     })[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -2836,6 +2401,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description for operators, up to 200 characters */
                     name?: string;
@@ -2845,27 +2411,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -2891,165 +2443,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -3066,27 +2541,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -3104,119 +2565,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -3233,6 +2639,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     /** @description for operators, up to 200 characters */
                     name?: string;
@@ -3240,27 +2647,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -3278,165 +2671,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -3453,27 +2769,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -3489,119 +2791,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -3618,6 +2865,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "shop": "example-shop.myshopify.com"
+                 *     }
+                 */
                 "application/json": {
                     /** @description a host name such as "example.myshopify.com" (no scheme, no path) */
                     shop: string;
@@ -3625,27 +2877,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -3674,165 +2912,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -3851,27 +3012,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Deleted */
@@ -3881,119 +3028,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4009,27 +3101,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -4043,165 +3121,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4217,27 +3218,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Deleted */
@@ -4247,119 +3234,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4376,27 +3308,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Deleted */
@@ -4406,119 +3324,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4535,27 +3398,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -4578,119 +3427,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4707,6 +3501,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "account_id": "acc_01HZX3Q4V5W6Y7Z8A9B0C1D2E3",
+                 *       "scopes": [
+                 *         "payments.shopify.read"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description the granting account, whose data the app will read */
                     account_id: string;
@@ -4721,27 +3523,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Created */
@@ -4767,165 +3555,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -4939,27 +3650,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -4982,119 +3679,64 @@ export interface operations {
                     })[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5111,27 +3753,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Deleted */
@@ -5141,119 +3769,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5269,27 +3842,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -5313,119 +3872,64 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5442,27 +3946,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Deleted */
@@ -5472,119 +3962,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5601,27 +4036,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -5636,119 +4057,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): FORBIDDEN (the access token lacks the scope) */
+            /** @description FORBIDDEN: the access token lacks the scope */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "FORBIDDEN";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5768,224 +4134,94 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description the summary record with x-api-version; the full record without */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        after_block: string;
-                        /** @description decimal string */
-                        amount: string;
-                        blockchain: string;
-                        commitment: "confirmed" | "finalized";
-                        confirmations: number;
-                        /** Format: date-time */
-                        confirmed_at: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        sender: string;
-                        token: string;
-                        transaction: string;
-                    } | ({
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    "application/json": components["schemas"]["PaymentSummary"] | components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): FORBIDDEN (the access token lacks the scope) */
+            /** @description FORBIDDEN: the access token lacks the scope */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "FORBIDDEN";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "FORBIDDEN";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -5999,27 +4235,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Switched to the WebSocket protocol (ActionCable) */
@@ -6029,119 +4251,64 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_WEBSOCKET_HANDSHAKE (the WebSocket handshake headers were refused); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_WEBSOCKET_HANDSHAKE: the WebSocket handshake headers were refused; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_WEBSOCKET_HANDSHAKE" | "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_WEBSOCKET_HANDSHAKE" | "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UPGRADE_REQUIRED (a WebSocket endpoint asked without Upgrade: websocket) */
+            /** @description UPGRADE_REQUIRED: a WebSocket endpoint asked without Upgrade: websocket */
             426: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UPGRADE_REQUIRED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UPGRADE_REQUIRED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CABLE_FULL (the node holds its limit of widget connections) */
+            /** @description CABLE_FULL: the node holds its limit of widget connections */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CABLE_FULL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CABLE_FULL";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6167,50 +4334,28 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6232,183 +4377,82 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description summary records (2.2) with x-api-version; earlier link payment records (2.3) without */
+            /** @description summary records with x-api-version; earlier link payment records without */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        after_block: string;
-                        /** @description decimal string */
-                        amount: string;
-                        blockchain: string;
-                        commitment: "confirmed" | "finalized";
-                        confirmations: number;
-                        /** Format: date-time */
-                        confirmed_at: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        sender: string;
-                        token: string;
-                        transaction: string;
-                    }[] | {
-                        /** @description decimal string */
-                        amount: string;
-                        blockchain: string;
-                        /** Format: date-time */
-                        confirmed_at: string;
-                        failed_reason: string | null;
-                        payload: string | null;
-                        receiver: string;
-                        sender: string;
-                        /** @description always "success" here */
-                        status: string;
-                        token: string;
-                        transaction: string;
-                    }[];
+                    "application/json": components["schemas"]["PaymentSummary"][] | components["schemas"]["EarlierLinkPayment"][];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6431,50 +4475,28 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6494,201 +4516,82 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description the summary record with x-api-version; the full record without */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        after_block: string;
-                        /** @description decimal string */
-                        amount: string;
-                        blockchain: string;
-                        commitment: "confirmed" | "finalized";
-                        confirmations: number;
-                        /** Format: date-time */
-                        confirmed_at: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        sender: string;
-                        token: string;
-                        transaction: string;
-                    } | ({
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    });
+                    "application/json": components["schemas"]["PaymentSummary"] | components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6726,50 +4629,28 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
             /** @description Answer */
@@ -6811,27 +4692,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -6853,119 +4720,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); UNSUPPORTED_BLOCKCHAIN (the blockchain is not tracked by this service); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; UNSUPPORTED_BLOCKCHAIN: the blockchain is not tracked by this service; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CHAIN_UNAVAILABLE (the blockchain RPC did not answer; retry after Retry-After) */
+            /** @description CHAIN_UNAVAILABLE: the blockchain RPC did not answer; retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CHAIN_UNAVAILABLE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CHAIN_UNAVAILABLE";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -6979,27 +4791,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -7020,119 +4818,64 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -7146,6 +4889,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
                     url: string;
@@ -7153,27 +4901,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -7194,165 +4928,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -7366,6 +5023,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback",
+                 *       "since": "2026-01-15T10:24:31.000Z"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -7378,27 +5041,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Accepted */
@@ -7413,165 +5062,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -7585,6 +5157,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/paywatch/callback"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the endpoint: scheme://host[:port], or any callback URL on it (its path is ignored, except by test) */
                     url: string;
@@ -7592,27 +5169,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Accepted */
@@ -7627,165 +5190,88 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -7799,6 +5285,24 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "blockchain": "ethereum",
+                 *       "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+                 *       "nonce": "42",
+                 *       "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+                 *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+                 *       "amount": "20.5",
+                 *       "after_block": "21500000",
+                 *       "secret_id": "3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01",
+                 *       "callback": "https://shop.example/paywatch/callback",
+                 *       "confirmations": 1,
+                 *       "payload": {
+                 *         "order": "A-1024"
+                 *       },
+                 *       "forward_to": "https://shop.example/thanks"
+                 *     }
+                 */
                 "application/json": {
                     /** @description block right before the payment was submitted */
                     after_block: string | number;
@@ -7848,316 +5352,139 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description the tracking of this payment existed already: its record */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description Created */
+            /** @description created: the record, status pending */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); UNSUPPORTED_BLOCKCHAIN (the blockchain is not tracked by this service); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; UNSUPPORTED_BLOCKCHAIN: the blockchain is not tracked by this service; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CONFLICT (the request contradicts the stored state) */
+            /** @description CONFLICT: the request contradicts the stored state */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CONFLICT";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CONFLICT";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CHAIN_UNAVAILABLE (the blockchain RPC did not answer; retry after Retry-After) */
+            /** @description CHAIN_UNAVAILABLE: the blockchain RPC did not answer; retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CHAIN_UNAVAILABLE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CHAIN_UNAVAILABLE";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -8173,30 +5500,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description the record, signed */
             200: {
                 headers: {
                     /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
@@ -8204,154 +5517,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -8367,27 +5593,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description OK */
@@ -8430,96 +5642,52 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -8535,27 +5703,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description Accepted */
@@ -8585,142 +5739,76 @@ export interface operations {
                     };
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "VALIDATION_FAILED" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -8734,6 +5822,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "blockchain": "ethereum",
+                 *       "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+                 *       "sender": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+                 *       "nonce": "1",
+                 *       "secret_id": "3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01"
+                 *     }
+                 */
                 "application/json": {
                     /** @description e.g. ethereum, bsc */
                     blockchain: string;
@@ -8751,30 +5848,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description released (or released already): the record, signed */
             200: {
                 headers: {
                     /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
@@ -8782,223 +5865,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); UNSUPPORTED_BLOCKCHAIN (the blockchain is not tracked by this service); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); MALFORMED_JSON (the body is empty or not valid JSON); INVALID_CONTENT_LENGTH (Content-Length does not match the body); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; UNSUPPORTED_BLOCKCHAIN: the blockchain is not tracked by this service; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; MALFORMED_JSON: the body is empty or not valid JSON; INVALID_CONTENT_LENGTH: Content-Length does not match the body; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CONFLICT (the request contradicts the stored state) */
+            /** @description CONFLICT: the request contradicts the stored state */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CONFLICT";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CONFLICT";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): PAYLOAD_TOO_LARGE (the body is larger than 64 KiB) */
+            /** @description PAYLOAD_TOO_LARGE: the body is larger than 64 KiB */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "PAYLOAD_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "PAYLOAD_TOO_LARGE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNSUPPORTED_MEDIA_TYPE (the body is not uncompressed JSON) */
+            /** @description UNSUPPORTED_MEDIA_TYPE: the body is not uncompressed JSON */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNSUPPORTED_MEDIA_TYPE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNSUPPORTED_MEDIA_TYPE";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -9015,183 +5978,82 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description OK */
+            /** @description the full record */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description string in the current shape, number in the earlier shape */
-                        after_block: string | number;
-                        amount: string;
-                        blockchain: string;
-                        callback: string | null;
-                        commitment?: string;
-                        confirmations: number;
-                        confirmed_at: string | null;
-                        created_at: string;
-                        decimals?: number;
-                        failed_reason?: string | null;
-                        fee_amount?: string | null;
-                        fee_receiver?: string | null;
-                        forward_on_failure: boolean;
-                        forward_to: string | null;
-                        /** @description string in the current shape, number in the earlier shape */
-                        nonce: string | number;
-                        payload: {
-                            [key: string]: unknown;
-                        } | null;
-                        receiver: string;
-                        release: boolean;
-                        secret_id?: string;
-                        sender: string;
-                        status: "pending" | "success" | "failed";
-                        token: string;
-                        transaction: string | null;
-                        updated_at: string;
-                        uuid?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -9209,27 +6071,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description RFC 9457 problem (application/problem+json) */
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
             "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "UNSUPPORTED_API_VERSION" | "MALFORMED_JSON" | "INVALID_CONTENT_LENGTH" | "BAD_URL" | "BAD_REQUEST" | "BAD_WEBSOCKET_HANDSHAKE" | "UNAUTHORIZED" | "FORBIDDEN" | "CSRF_REFUSED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "UPGRADE_REQUIRED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description USD price of one whole token */
@@ -9241,142 +6089,76 @@ export interface operations {
                     "application/json": number;
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): VALIDATION_FAILED (a request field is invalid; `errors` lists each field with its path); UNSUPPORTED_BLOCKCHAIN (the blockchain is not tracked by this service); BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode); UNSUPPORTED_API_VERSION (x-api-version names a version this service does not speak) */
+            /** @description VALIDATION_FAILED: a request field is invalid; `errors` lists each field with its path; UNSUPPORTED_BLOCKCHAIN: the blockchain is not tracked by this service; BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode; UNSUPPORTED_API_VERSION: x-api-version names a version this service does not speak */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "VALIDATION_FAILED" | "UNSUPPORTED_BLOCKCHAIN" | "BAD_URL" | "UNSUPPORTED_API_VERSION";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): UNAUTHORIZED (the API key, access token or admin token is missing, unknown or revoked) */
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "UNAUTHORIZED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): NOT_FOUND (no such route or resource, or another account's) */
+            /** @description NOT_FOUND: no such route or resource, or another account's */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "NOT_FOUND";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): RATE_LIMITED (over a limit; see Retry-After and RateLimit-*) */
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "RATE_LIMITED";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): CHAIN_UNAVAILABLE (the blockchain RPC did not answer; retry after Retry-After) */
+            /** @description CHAIN_UNAVAILABLE: the blockchain RPC did not answer; retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "CHAIN_UNAVAILABLE";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "CHAIN_UNAVAILABLE";
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -9402,51 +6184,223 @@ export interface operations {
                     "application/x-pem-file": string;
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): BAD_URL (the URL is malformed, holds a NUL character or invalid Unicode) */
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "BAD_URL";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
                 };
             };
-            /** @description RFC 9457 problem (application/problem+json): INTERNAL_ERROR (a bug; it has been logged) */
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": {
-                        /**
-                         * @description stable upper-case error code
-                         * @enum {string}
-                         */
-                        code: "INTERNAL_ERROR";
-                        detail: string;
-                        errors?: {
-                            message: string;
-                            path: string;
-                        }[];
-                        status: number;
-                        title: string;
-                        type: string;
-                    };
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    paymentReconfirmedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id, equal to x-delivery-id. */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the `whsec_` secret of the integration or account. */
+                "webhook-signature"?: string;
+                /** @description Standard Webhooks: Unix seconds of this attempt. */
+                "webhook-timestamp"?: string;
+                /** @description Id of this delivery, the same on every attempt: deduplicate on it. */
+                "x-delivery-id": string;
+                /** @description The event sent */
+                "x-paywatch-event": "payment.reconfirmed";
+                /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
+                "x-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReversalEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none in time, is a failed attempt (events are retried like callbacks; the test event is not). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRevertedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id, equal to x-delivery-id. */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the `whsec_` secret of the integration or account. */
+                "webhook-signature"?: string;
+                /** @description Standard Webhooks: Unix seconds of this attempt. */
+                "webhook-timestamp"?: string;
+                /** @description Id of this delivery, the same on every attempt: deduplicate on it. */
+                "x-delivery-id": string;
+                /** @description The event sent */
+                "x-paywatch-event": "payment.reverted";
+                /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
+                "x-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReversalEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none in time, is a failed attempt (events are retried like callbacks; the test event is not). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id, equal to x-delivery-id. */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the `whsec_` secret of the integration or account. */
+                "webhook-signature"?: string;
+                /** @description Standard Webhooks: Unix seconds of this attempt. */
+                "webhook-timestamp"?: string;
+                /** @description Id of this delivery, the same on every attempt: deduplicate on it. */
+                "x-delivery-id": string;
+                /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
+                "x-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRecord"] | components["schemas"]["EarlierPaymentRecord"];
+            };
+        };
+        responses: {
+            /** @description Accepted and the user is released at once (forward_to is used). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted; the receiver releases the user later with POST /v2/payments/release. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests: the next attempt waits at least Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unavailable: the next attempt waits at least Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none in time, is a failed attempt; it is retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks id, equal to x-delivery-id. */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` under the `whsec_` secret of the integration or account. */
+                "webhook-signature"?: string;
+                /** @description Standard Webhooks: Unix seconds of this attempt. */
+                "webhook-timestamp"?: string;
+                /** @description Id of this delivery, the same on every attempt: deduplicate on it. */
+                "x-delivery-id": string;
+                /** @description The event sent */
+                "x-paywatch-event": "test";
+                /** @description RSA-PSS (SHA-256, salt length 64) signature of the exact body bytes, base64url, made with the key served at GET /v2/public-key (or the integration's key). */
+                "x-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none in time, is a failed attempt (events are retried like callbacks; the test event is not). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -10,15 +10,15 @@ import { linkPaymentRoutes } from './link-payments.ts'
 import { shopifyPaymentRoutes } from './shopify-payments.ts'
 
 /**
- * Links, shops and apps (docs/api.md §5): the admin routes are public ones (they have their own
- * admin-token guard), the rest sit behind the API key and rate limits; a new tracking's link and shop
+ * Links, shops and apps (docs/api.md §5): admin routes in the admin scope, the rest behind the API key
+ * and rate limits; a new tracking's link and shop
  * are checked when it is created.
  */
-export function accountDataSubsystem(deps: { db: Db; clock: Clock; adminToken: string | null }): Subsystem {
+export function accountDataSubsystem(deps: { db: Db; clock: Clock }): Subsystem {
   const authorize = createAppTokenAuth(deps.db, deps.clock)
   return {
     name: 'account data',
-    publicRoutes: [
+    adminRoutes: [
       async (app) => {
         await app.register(adminLinksShopsRoutes, deps)
         await app.register(adminAppsRoutes, deps)

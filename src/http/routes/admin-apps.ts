@@ -7,36 +7,28 @@ import { appRequestFields } from '../../admin/names.ts'
 import { appJson, grantJson } from '../../admin/records.ts'
 import type { Db } from '../../store/database.ts'
 import { appSchema, createdGrantSchema, grantSchema } from '../account-data-schemas.ts'
-import { fieldsSchema, readByHand } from '../request-schemas.ts'
+import { fieldsSchema } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
-import { adminGuard, adminProblem, objectBody } from './admin.ts'
+import { adminProblem, objectBody } from './admin.ts'
 
 export interface AdminAppsDeps {
   db: Db
   clock: Clock
-  adminToken: string | null
 }
 
-const tags = ['admin']
-const security = [{ adminToken: [] }]
 const idParams = (what: string) => Type.Object({ id: Type.String({ description: `${what} id` }) })
 
 /** Apps owned by developer accounts and the grants other accounts give them (docs/api.md §2 and §6). */
 export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps): Promise<void> {
-  app.addHook('onRequest', adminGuard(deps.adminToken))
-
   app.post<{ Params: { id: string } }>(
     '/admin/accounts/:id/apps',
     {
       schema: {
         summary: 'Create an app owned by the account',
-        tags,
-        security,
         params: idParams('owning account'),
         body: fieldsSchema(appRequestFields),
         response: { 201: appSchema, '4xx': problemSchema },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => {
       const created = await createApp(deps, request.params.id, objectBody(request.body).name)
@@ -50,8 +42,6 @@ export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps)
     {
       schema: {
         summary: 'List the apps an account owns',
-        tags,
-        security,
         params: idParams('account'),
         response: { 200: Type.Array(appSchema), '4xx': problemSchema },
       },
@@ -68,8 +58,6 @@ export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps)
     {
       schema: {
         summary: 'Delete an app with all its grants (their tokens stop working)',
-        tags,
-        security,
         params: idParams('app'),
         response: { '4xx': problemSchema },
       },
@@ -86,13 +74,10 @@ export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps)
     {
       schema: {
         summary: 'An account grants the app scopes; answers the access token (shown once)',
-        tags,
-        security,
         params: idParams('app'),
         body: fieldsSchema(grantRequestFields),
         response: { 201: createdGrantSchema, '4xx': problemSchema },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => {
       const body = objectBody(request.body)
@@ -111,8 +96,6 @@ export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps)
     {
       schema: {
         summary: "List an app's grants (without tokens)",
-        tags,
-        security,
         params: idParams('app'),
         response: { 200: Type.Array(grantSchema), '4xx': problemSchema },
       },
@@ -129,8 +112,6 @@ export async function adminAppsRoutes(app: FastifyInstance, deps: AdminAppsDeps)
     {
       schema: {
         summary: 'Revoke a grant: its access token stops working at once',
-        tags,
-        security,
         params: idParams('grant'),
         response: { '4xx': problemSchema },
       },

@@ -5,22 +5,17 @@ import { accountEndpointJson, endpointJson } from '../../admin/records.ts'
 import { rotateAccountWebhookSecret, type WebhookSecretDeps } from '../../admin/webhook-secrets.ts'
 import { endpointRecoverRequestFields, endpointRequestFields } from '../../domain/endpoint-request.ts'
 import { problemResponses } from '../problem-schemas.ts'
-import { fieldsSchema, readByHand } from '../request-schemas.ts'
-import { adminGuard, adminProblem } from './admin.ts'
+import { fieldsSchema } from '../request-schemas.ts'
+import { adminProblem } from './admin.ts'
 import { endpointActions } from './endpoint-actions.ts'
 import { endpointSchema } from './endpoints.ts'
 
-export interface AdminEndpointsDeps extends EndpointDeps, WebhookSecretDeps {
-  adminToken: string | null
-}
+export interface AdminEndpointsDeps extends EndpointDeps, WebhookSecretDeps {}
 
-const tags = ['admin']
-const security = [{ adminToken: [] }]
 const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
 
 /** The account's webhook secret and every account's callback endpoints, for the operator (docs/api.md §8). */
 export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpointsDeps): Promise<void> {
-  app.addHook('onRequest', adminGuard(deps.adminToken))
   const actions = endpointActions(deps)
 
   app.post<{ Params: { id: string } }>(
@@ -30,8 +25,6 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
         operationId: 'adminRotateWebhookSecret',
         summary:
           "Create or rotate the account's Standard Webhooks secret (callbacks without an integration); the previous one signs 24 h more",
-        tags,
-        security,
         params: idParams,
         response: { 201: Type.Object({ webhook_secret: Type.String() }), ...problemResponses('NOT_FOUND') },
       },
@@ -49,8 +42,6 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       schema: {
         operationId: 'adminListAllEndpoints',
         summary: "Every account's callback endpoints with their health",
-        tags,
-        security,
         response: { 200: Type.Array(Type.Intersect([Type.Object({ account_id: Type.String() }), endpointSchema])), ...problemResponses() },
       },
     },
@@ -63,8 +54,6 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       schema: {
         operationId: 'adminListEndpoints',
         summary: "An account's callback endpoints with their health",
-        tags,
-        security,
         params: idParams,
         response: { 200: Type.Array(endpointSchema), ...problemResponses('NOT_FOUND') },
       },
@@ -82,13 +71,10 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       schema: {
         operationId: 'adminEnableEndpoint',
         summary: "Enable an account's endpoint; its waiting deliveries go out now",
-        tags,
-        security,
         params: idParams,
         body: fieldsSchema(endpointRequestFields),
         response: { 200: endpointSchema, ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
       },
-      validatorCompiler: readByHand,
     },
     async (request) => actions.enable(request.params.id, request.body),
   )
@@ -99,13 +85,10 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       schema: {
         operationId: 'adminRecoverEndpoint',
         summary: "Send again every delivery to an account's endpoint whose last attempt failed, or that died, since `since`",
-        tags,
-        security,
         params: idParams,
         body: fieldsSchema(endpointRecoverRequestFields),
         response: { 202: Type.Object({ redelivered: Type.Integer() }), ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => reply.code(202).send(await actions.recover(request.params.id, request.body)),
   )
@@ -116,13 +99,10 @@ export async function adminEndpointRoutes(app: FastifyInstance, deps: AdminEndpo
       schema: {
         operationId: 'adminTestEndpoint',
         summary: "Send one signed test event to an account's endpoint url",
-        tags,
-        security,
         params: idParams,
         body: fieldsSchema(endpointRequestFields),
         response: { 202: Type.Object({ id: Type.String() }), ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND') },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => reply.code(202).send(await actions.test(request.params.id, request.body)),
   )

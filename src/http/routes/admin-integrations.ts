@@ -7,28 +7,23 @@ import type { Clock } from '../../common/clock.ts'
 import type { Db } from '../../store/database.ts'
 import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
-import { fieldsSchema, readByHand } from '../request-schemas.ts'
+import { fieldsSchema } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
 import { createdIntegrationSchema, integrationSchema } from '../admin-schemas.ts'
-import { adminGuard, adminProblem, objectBody } from './admin.ts'
+import { adminProblem, objectBody } from './admin.ts'
 
 export interface AdminIntegrationsDeps {
   db: Db
   clock: Clock
-  adminToken: string | null
   generateKeyPair: () => Promise<KeyPairPem>
   /** Seals the new private key in the database when set. */
   secretsKey: Buffer | null
 }
 
-const tags = ['admin']
-const security = [{ adminToken: [] }]
 const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const
 
 /** Integrations (docs/api.md §6): each has its own RSA-2048 key; the private half never leaves the database. */
 export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIntegrationsDeps): Promise<void> {
-  app.addHook('onRequest', adminGuard(deps.adminToken))
-
   app.post<{ Params: { id: string } }>(
     '/admin/accounts/:id/integrations',
     {
@@ -37,13 +32,10 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
         summary: 'Create an integration with its own callback-signing key and webhook secret; answers {id, public_key, webhook_secret, …}',
         description:
           'Body (optional): {"name": "…", "reversal_events": true}. Trackings that name the integration (integration_id or payload.integration) are signed with its key and its Standard Webhooks secret, which is answered only here.',
-        tags,
-        security,
         params: idParams,
         body: fieldsSchema(integrationRequestFields),
         response: { 201: createdIntegrationSchema, '4xx': problemSchema },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => {
       const read = readIntegrationRequest(objectBody(request.body))
@@ -62,8 +54,6 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
     {
       schema: {
         summary: "List an account's integrations with their public keys",
-        tags,
-        security,
         params: idParams,
         response: { 200: Type.Array(integrationSchema), '4xx': problemSchema },
       },
@@ -80,8 +70,6 @@ export async function adminIntegrationRoutes(app: FastifyInstance, deps: AdminIn
     {
       schema: {
         summary: 'Show an integration and its public key',
-        tags,
-        security,
         params: idParams,
         response: { 200: integrationSchema, '4xx': problemSchema },
       },

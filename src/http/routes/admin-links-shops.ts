@@ -8,36 +8,28 @@ import { connectShop, disconnectShop, listShops, shopRequestFields } from '../..
 import type { Db } from '../../store/database.ts'
 import { connectedShopSchema, linkSchema } from '../account-data-schemas.ts'
 import { validationFailed } from '../problem.ts'
-import { fieldsSchema, readByHand } from '../request-schemas.ts'
+import { fieldsSchema } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'
-import { adminGuard, adminProblem, objectBody } from './admin.ts'
+import { adminProblem, objectBody } from './admin.ts'
 
 export interface AdminLinksShopsDeps {
   db: Db
   clock: Clock
-  adminToken: string | null
 }
 
-const tags = ['admin']
-const security = [{ adminToken: [] }]
 const accountParams = Type.Object({ id: Type.String({ description: 'account id' }) })
 
 /** Payment links and connected shops of an account (docs/api.md §6). */
 export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLinksShopsDeps): Promise<void> {
-  app.addHook('onRequest', adminGuard(deps.adminToken))
-
   app.post<{ Params: { id: string } }>(
     '/admin/accounts/:id/links',
     {
       schema: {
         summary: 'Create a payment link',
-        tags,
-        security,
         params: accountParams,
         body: fieldsSchema(linkRequestFields),
         response: { 201: linkSchema, '4xx': problemSchema },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => {
       const read = readOptionalName(objectBody(request.body), linkRequestFields)
@@ -53,8 +45,6 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     {
       schema: {
         summary: "List an account's payment links",
-        tags,
-        security,
         params: accountParams,
         response: { 200: Type.Array(linkSchema), '4xx': problemSchema },
       },
@@ -71,8 +61,6 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     {
       schema: {
         summary: 'Remove a payment link (it takes no new payments; its payments are no longer listed)',
-        tags,
-        security,
         params: Type.Object({ id: Type.String({ description: 'link id' }) }),
         response: { '4xx': problemSchema },
       },
@@ -89,13 +77,10 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     {
       schema: {
         summary: 'Connect a shop (host name) to an account; 200 when it was connected already',
-        tags,
-        security,
         params: accountParams,
         body: fieldsSchema(shopRequestFields),
         response: { 200: connectedShopSchema, 201: connectedShopSchema, '4xx': problemSchema },
       },
-      validatorCompiler: readByHand,
     },
     async (request, reply) => {
       const connected = await connectShop(deps, request.params.id, objectBody(request.body).shop)
@@ -109,8 +94,6 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     {
       schema: {
         summary: "List an account's connected shops",
-        tags,
-        security,
         params: accountParams,
         response: { 200: Type.Array(connectedShopSchema), '4xx': problemSchema },
       },
@@ -127,8 +110,6 @@ export async function adminLinksShopsRoutes(app: FastifyInstance, deps: AdminLin
     {
       schema: {
         summary: 'Disconnect a shop (its past payments stay readable)',
-        tags,
-        security,
         params: Type.Object({ id: Type.String({ description: 'account id' }), shop: Type.String({ description: 'shop host name' }) }),
         response: { '4xx': problemSchema },
       },

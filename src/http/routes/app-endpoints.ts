@@ -1,15 +1,15 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { fullRecord, summaryRecord } from '../../domain/tracking.ts'
+import { fullRecord, summaryRecord } from '../../domain/records.ts'
 import type { Db } from '../../store/database.ts'
 import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
 import { listShops } from '../../store/shops.ts'
-import { appHeaders, shopSchema, summaryRecordSchema } from '../account-data-schemas.ts'
+import { appHeaders, shopSchema } from '../account-data-schemas.ts'
 import { apiVersionOf } from '../api-version.ts'
 import type { AppTokenAuth } from '../app-token-auth.ts'
 import { notFound, type ProblemCode } from '../problem.ts'
 import { problemResponses } from '../problem-schemas.ts'
-import { paymentRecordSchema } from '../schemas.ts'
+import { summaryOrFullAnswer } from '../schemas.ts'
 
 const security = [{ apiKey: [], accessToken: [] }]
 const tags = ['apps']
@@ -28,7 +28,7 @@ export async function appEndpointRoutes(app: FastifyInstance, deps: { db: Db; au
         security,
         headers: appHeaders,
         params: Type.Object({ id: Type.String({ description: 'Shopify payment id' }) }),
-        response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...appProblems('NOT_FOUND') },
+        response: { 200: summaryOrFullAnswer, ...appProblems('NOT_FOUND') },
       },
     },
     async (request, reply) => {

@@ -22,20 +22,17 @@ export function withCallbackRoutes(common: Common, db: Db, callbacks: Callbacks)
     onScheduled: () => callbacks.worker.endpointsChanged(),
     sendTestEvent: callbacks.sendTestEvent,
   }
-  const publicRoutes: FastifyPluginAsync[] = [
-    async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem }),
+  const adminRoutes: FastifyPluginAsync[] = [
     async (app) =>
       adminIntegrationRoutes(app, {
         db,
         clock,
-        adminToken: config.adminToken,
         generateKeyPair: generateRsaKeyPair,
         secretsKey: config.secretsKey,
       }),
     async (app) =>
       adminEndpointRoutes(app, {
         ...endpointDeps,
-        adminToken: config.adminToken,
         secretsKey: config.secretsKey,
         onRotated: () => callbacks.secrets.forget(),
       }),
@@ -43,6 +40,7 @@ export function withCallbackRoutes(common: Common, db: Db, callbacks: Callbacks)
   return {
     ...callbacks,
     apiRoutes: [deliveryRoutes({ db, clock, onScheduled: () => callbacks.worker.wake() }), endpointRoutes(endpointDeps)],
-    publicRoutes,
+    adminRoutes,
+    publicRoutes: [async (app) => publicKeyRoutes(app, { publicKeyPem: callbacks.signer.servicePublicKeyPem })],
   }
 }

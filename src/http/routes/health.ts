@@ -46,7 +46,16 @@ export async function healthRoutes(app: FastifyInstance, deps: HealthRoutesDeps)
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', database, chains })
   })
 
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['operations'], security: [] } }, async (_request, reply) =>
-    reply.type(deps.registry.contentType).send(await deps.registry.metrics()),
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics',
+        tags: ['operations'],
+        security: [],
+        response: { 200: { description: 'Prometheus text exposition', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+    async (_request, reply) => reply.type(deps.registry.contentType).send(await deps.registry.metrics()),
   )
 }

@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { earlierLinkRecord, LINK_PAYMENTS_PAGE_SIZE, linkPaymentsQueryFields, parseLinkPaymentsQuery } from '../../domain/link-payment.ts'
-import { summaryRecord } from '../../domain/tracking.ts'
+import { summaryRecord } from '../../domain/records.ts'
 import type { Db } from '../../store/database.ts'
 import { findAccountLink, linkPayments } from '../../store/links.ts'
-import { earlierLinkRecordSchema, apiVersionHeaders, summaryRecordSchema } from '../account-data-schemas.ts'
+import { apiVersionHeaders } from '../account-data-schemas.ts'
+import { componentRef } from '../problem-schemas.ts'
+import { recordAnswer } from '../schemas.ts'
 import { apiVersionOf } from '../api-version.ts'
 import { callerOf } from '../auth.ts'
 import { notFound, validationFailed } from '../problem.ts'
@@ -25,9 +27,11 @@ export async function linkPaymentRoutes(app: FastifyInstance, deps: { db: Db }):
         querystring: fieldsSchema(linkPaymentsQueryFields),
         headers: apiVersionHeaders,
         response: {
-          200: Type.Union([Type.Array(summaryRecordSchema), Type.Array(earlierLinkRecordSchema)], {
-            description: 'summary records (2.2) with x-api-version; earlier link payment records (2.3) without',
-          }),
+          200: recordAnswer(
+            'summary records with x-api-version; earlier link payment records without',
+            Type.Union([Type.Array(componentRef('PaymentSummary')), Type.Array(componentRef('EarlierLinkPayment'))]),
+            { signed: false },
+          ),
           ...problemResponses('VALIDATION_FAILED', 'NOT_FOUND'),
         },
       },

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { asciiJson } from '../../domain/ascii-json.ts'
 import { parsePaymentRequest, secretPattern } from '../../domain/payment-request.ts'
-import { fullRecord, type Tracking } from '../../domain/tracking.ts'
+import { type Tracking } from '../../domain/tracking.ts'
+import { fullRecord } from '../../domain/records.ts'
 import { createPayment, type CreatePaymentDeps } from '../../payments/create-payment.ts'
 import type { TrackingEvents } from '../../common/tracking-events.ts'
 import { createTrackingBatches } from '../../store/tracking-batches.ts'
@@ -10,7 +11,9 @@ import { cacheDecorations } from '../record-decorations.ts'
 import { chainUnavailable, notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { problemResponses } from '../problem-schemas.ts'
 import { readByHand } from '../request-schemas.ts'
-import { createPaymentBodySchema, paymentRecordSchema } from '../schemas.ts'
+import { createPaymentBodySchema, fullRecordAnswer } from '../schemas.ts'
+import { callbackAnswers } from '../openapi-webhooks.ts'
+import { anyPaymentRecord } from '../openapi-components.ts'
 
 export interface PaymentRoutesDeps extends CreatePaymentDeps {
   events: TrackingEvents
@@ -39,9 +42,20 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
         summary: 'Create a payment tracking (idempotent)',
         tags: ['payments'],
         body: createPaymentBodySchema,
+        // The record is POSTed to `callback` once the payment is judged (docs/api.md §4); its headers are those of every callback.
+        callbacks: {
+          paymentCompleted: {
+            '{$request.body#/callback}': {
+              post: {
+                requestBody: { required: true, content: { 'application/json': { schema: anyPaymentRecord } } },
+                responses: callbackAnswers,
+              },
+            },
+          },
+        },
         response: {
-          200: paymentRecordSchema,
-          201: paymentRecordSchema,
+          200: fullRecordAnswer('the tracking of this payment existed already: its record', { signed: false }),
+          201: fullRecordAnswer('created: the record, status pending', { signed: false }),
           ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT', 'CHAIN_UNAVAILABLE'),
         },
       },
@@ -82,7 +96,7 @@ export async function paymentRoutes(app: FastifyInstance, routeDeps: PaymentRout
         summary: 'Read a payment tracking by its secret_id (or earlier uuid)',
         tags: ['payments'],
         params: { type: 'object', properties: { secret_id: { type: 'string' } }, required: ['secret_id'] },
-        response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
+        response: { 200: fullRecordAnswer('the record, signed', { signed: true }), ...problemResponses('NOT_FOUND') },
       },
     },
     async (request, reply) => {

@@ -15,6 +15,17 @@ export async function publicKeyRoutes(app: FastifyInstance, deps: { publicKeyPem
         description: 'Served as application/x-pem-file text; with Accept: application/json as {"public_key": "<PEM>"}. No API key needed.',
         tags: ['callbacks'],
         security: [],
+        response: {
+          200: {
+            description: 'The SPKI PEM public key (as {"public_key"} when only JSON is accepted)',
+            content: {
+              'application/x-pem-file': { schema: { type: 'string' } },
+              'application/json': {
+                schema: { type: 'object', properties: { public_key: { type: 'string' } }, required: ['public_key'] },
+              },
+            },
+          },
+        },
       },
     },
     async (request, reply) => {

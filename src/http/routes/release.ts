@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { asciiJson } from '../../domain/ascii-json.ts'
 import { parseReleaseRequest, releaseRequestFields } from '../../domain/release-request.ts'
-import { fullRecord, type Tracking } from '../../domain/tracking.ts'
+import { type Tracking } from '../../domain/tracking.ts'
+import { fullRecord } from '../../domain/records.ts'
 import { releasePayment, type ReleasePaymentDeps } from '../../payments/release-payment.ts'
 import { callerOf } from '../auth.ts'
 import { notFound, problem, unsupportedBlockchain, validationFailed } from '../problem.ts'
 import { problemResponses } from '../problem-schemas.ts'
 import { fieldsSchema, readByHand } from '../request-schemas.ts'
-import { paymentRecordSchema } from '../schemas.ts'
+import { fullRecordAnswer } from '../schemas.ts'
 
 export interface ReleaseRoutesDeps extends ReleasePaymentDeps {
   /** Whether this service tracks the chain: a release naming another one is a 400, not a 404. */
@@ -28,7 +29,7 @@ export function releaseRoutes(deps: ReleaseRoutesDeps) {
           tags: ['payments'],
           body: fieldsSchema(releaseRequestFields),
           response: {
-            200: paymentRecordSchema,
+            200: fullRecordAnswer('released (or released already): the record, signed', { signed: true }),
             ...problemResponses('VALIDATION_FAILED', 'UNSUPPORTED_BLOCKCHAIN', 'NOT_FOUND', 'CONFLICT'),
           },
         },

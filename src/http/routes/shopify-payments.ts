@@ -1,14 +1,14 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { fullRecord, summaryRecord } from '../../domain/tracking.ts'
+import { fullRecord, summaryRecord } from '../../domain/records.ts'
 import type { Db } from '../../store/database.ts'
 import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
-import { apiVersionHeaders, summaryRecordSchema } from '../account-data-schemas.ts'
+import { apiVersionHeaders } from '../account-data-schemas.ts'
 import { apiVersionOf } from '../api-version.ts'
 import { callerOf } from '../auth.ts'
 import { notFound } from '../problem.ts'
 import { problemResponses } from '../problem-schemas.ts'
-import { paymentRecordSchema } from '../schemas.ts'
+import { fullRecordAnswer, summaryOrFullAnswer } from '../schemas.ts'
 
 const idParams = Type.Object({ id: Type.String({ description: 'the Shopify payment id given as shopify_payment_id' }) })
 
@@ -28,7 +28,7 @@ export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db 
         summary: 'A succeeded Shopify payment of the account (full record)',
         tags: ['shopify'],
         params: idParams,
-        response: { 200: paymentRecordSchema, ...problemResponses('NOT_FOUND') },
+        response: { 200: fullRecordAnswer('the full record', { signed: false }), ...problemResponses('NOT_FOUND') },
       },
     },
     async (request, reply) => {
@@ -45,7 +45,7 @@ export async function shopifyPaymentRoutes(app: FastifyInstance, deps: { db: Db 
         tags: ['shopify'],
         params: idParams,
         headers: apiVersionHeaders,
-        response: { 200: Type.Union([summaryRecordSchema, paymentRecordSchema]), ...problemResponses('NOT_FOUND') },
+        response: { 200: summaryOrFullAnswer, ...problemResponses('NOT_FOUND') },
       },
     },
     async (request, reply) => {

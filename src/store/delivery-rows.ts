@@ -1,0 +1,40 @@
+import type { Selectable } from 'kysely'
+import type { Db } from './database.ts'
+import { newId } from './ids.ts'
+import type { DeliveriesTable } from './schema.ts'
+
+/** What starts a delivery: the judged payment's callback, an operator's or integrator's redelivery, or an event. */
+export type NewDelivery =
+  | { trackingId: string; reason: 'completed' | 'redeliver' }
+  /** A reversal event (docs/api.md §8); `skipped` (not opted in) is recorded in the log and never sent. */
+  | { trackingId: string; reason: 'event'; event: string; skipped: boolean }
+
+/**
+ * The one insert of delivery rows (payment callbacks, redeliveries, reversal events), so that every delivery
+ * starts with the same columns: due now (`next_attempt_at` and `due_at`, which the queue's overdue age reads),
+ * or, for a skipped event, finished at once. Runs in the caller's transaction when given one.
+ */
+export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: Date): Promise<Selectable<DeliveriesTable>[]> {
+  if (deliveries.length === 0) return []
+  return db
+    .insertInto('deliveries')
+    .values(
+      deliveries.map((delivery) => {
+        const skipped = delivery.reason === 'event' && delivery.skipped
+        return {
+          id: newId(),
+          tracking_id: delivery.trackingId,
+          reason: delivery.reason,
+          event: delivery.reason === 'event' ? delivery.event : null,
+          state: skipped ? ('skipped' as const) : ('due' as const),
+          finished_at: skipped ? now : null,
+          next_attempt_at: now,
+          due_at: now,
+          created_at: now,
+          updated_at: now,
+        }
+      }),
+    )
+    .returningAll()
+    .execute()
+}
