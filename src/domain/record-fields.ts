@@ -198,7 +198,14 @@ const shared = {
   },
 } as const satisfies RecordTable
 
-const deadlineDescription = 'Unix time (seconds) by which the payment is expected, or null'
+/** In both full shapes right after `after_block`, as docs/api.md lists it. */
+const deadline: RecordTable[string] = {
+  kind: 'integer',
+  nullable: true,
+  description: 'Unix time (seconds) by which the payment is expected, or null',
+  example: 1768473600,
+  value: (t) => orNull(t.deadline, exactNumber),
+}
 
 /** Full record, current shape (docs/api.md, records and endpoints), field order as documented. */
 export const CURRENT_RECORD: RecordTable = {
@@ -231,6 +238,7 @@ export const CURRENT_RECORD: RecordTable = {
     example: '21500000',
     value: (t) => t.afterBlock.toString(),
   },
+  deadline,
   amount: shared.amount,
   fee_amount: { kind: 'decimal', nullable: true, description: 'expected fee amount', example: '0.5', value: (t) => t.feeAmount },
   fee_receiver: {
@@ -254,13 +262,6 @@ export const CURRENT_RECORD: RecordTable = {
   confirmed_at: shared.confirmed_at,
   created_at: shared.created_at,
   updated_at: shared.updated_at,
-  deadline: {
-    kind: 'integer',
-    nullable: true,
-    description: deadlineDescription,
-    example: 1768473600,
-    value: (t) => orNull(t.deadline, exactNumber),
-  },
   reverted_at: shared.reverted_at,
 }
 
@@ -287,6 +288,7 @@ export const EARLIER_RECORD: RecordTable = {
     example: 21500000,
     value: (t) => exactNumber(t.afterBlock),
   },
+  deadline,
   amount: shared.amount,
   payload: shared.payload,
   uuid: {
@@ -302,13 +304,6 @@ export const EARLIER_RECORD: RecordTable = {
   confirmed_at: shared.confirmed_at,
   created_at: shared.created_at,
   updated_at: shared.updated_at,
-  deadline: {
-    kind: 'integer',
-    nullable: true,
-    description: deadlineDescription,
-    example: 1768473600,
-    value: (t) => orNull(t.deadline, exactNumber),
-  },
   reverted_at: shared.reverted_at,
 }
 
