@@ -11,6 +11,7 @@ import { appRoutes } from './apps.ts'
 import { endpointRoutes } from './endpoints.ts'
 import { liveRoutes } from './live.ts'
 import { rememberProgress } from './progress-memory.ts'
+import { createSessionStreams } from './session-streams.ts'
 
 const FORM_LIMIT = 16 * 1024
 
@@ -47,16 +48,17 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   })
 
   app.get<{ Params: { name: string } }>('/dashboard/assets/:name', async (request, reply) => {
-    const asset = ASSETS[request.params.name]
+    const asset = ASSETS.get(request.params.name)
     if (!asset) return reply.code(404).type('text/plain').send('not found')
     return reply.header('cache-control', 'public, max-age=86400, immutable').type(asset.type).send(asset.body)
   })
-  await app.register(async (open) => signInRoutes(open, deps))
+  const streams = createSessionStreams()
+  await app.register(async (open) => signInRoutes(open, { ...deps, streams }))
 
   // Everything else needs a session; every POST its CSRF token.
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-      await loadSession(request, deps.db, deps.clock)
+      await loadSession(request, deps)
       const session = request.dashboardSession
       if (!session) {
         if (request.method === 'GET') return reply.redirect('/dashboard/sign-in', 303)
@@ -66,7 +68,7 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
     })
     const progress = rememberProgress(deps.events)
     signedIn.addHook('onClose', async () => progress.close())
-    const pages = { ...deps, progress }
+    const pages = { ...deps, progress, streams }
     for (const routes of [overviewRoutes, paymentListRoutes, paymentPageRoutes, accountRoutes, appRoutes, endpointRoutes, liveRoutes]) {
       await signedIn.register(async (scope) => routes(scope, pages))
     }

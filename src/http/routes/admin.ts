@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
 import type { NotFound } from '../../admin/admin-deps.ts'
 import { createAccount, createApiKey, listAccounts, listApiKeys, revokeApiKey } from '../../admin/accounts.ts'
+import { signOutAllDashboardSessions } from '../../admin/dashboard-sessions.ts'
 import { accountRequestFields, readRequiredName } from '../../admin/names.ts'
 import { accountJson, apiKeyJson } from '../../admin/records.ts'
 import type { FieldError } from '../../domain/field-errors.ts'
@@ -129,5 +130,19 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
       deps.onKeyRevoked(request.params.id)
       return reply.code(204).send()
     },
+  )
+
+  app.delete(
+    '/admin/dashboard-sessions',
+    {
+      schema: {
+        summary: 'Sign out all dashboard sessions',
+        description: 'Ends every dashboard session on every node: each browser signs in again. Open live streams end within 2 s.',
+        tags,
+        security,
+        response: { 200: Type.Object({ signed_out: Type.Integer({ description: 'sessions ended' }) }), '4xx': problemSchema },
+      },
+    },
+    async () => ({ signed_out: (await signOutAllDashboardSessions(deps)).sessions }),
   )
 }
