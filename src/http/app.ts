@@ -29,7 +29,7 @@ import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
 import { completeOpenApi } from './openapi-complete.ts'
-import { docsPage } from './docs-page.ts'
+import { docsHeaders, docsPage } from './docs-page.ts'
 
 export const BODY_LIMIT = 64 * 1024
 
@@ -107,7 +107,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     transformObject: (documents) => completeOpenApi((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
+  await app.register(async (docs) => {
+    docs.addHook('onSend', docsHeaders)
+    await docs.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
@@ -236,10 +239,17 @@ export function maskSecrets(url: string, routeWords: ReadonlySet<string>): strin
           .join('&')}`
   const masked = path.split(/(?=[/\\])/).map((part) => {
     const word = part.replace(/^[/\\]/, '')
-    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${word.slice(0, 4)}…`
+    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${shownPart(word)}…`
   })
   return masked.join('') + query
 }
+
+/**
+ * What of a path segment a log line shows: its first 4 characters when at least 8 more stay hidden (a
+ * UUID, a long id: enough to tell requests apart), nothing of a short one (a secret_id of a few
+ * characters would otherwise be logged whole).
+ */
+const shownPart = (word: string): string => (word.length >= 12 ? word.slice(0, 4) : '')
 
 /** The literal path segments of every route (`v2`, `payments`, `deliveries`, …), as routes are added. */
 function collectRouteWords(app: FastifyInstance, words: Set<string>): void {
