@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ASSETS } from './assets.ts'
 import type { DashboardDeps } from './deps.ts'
+import { checkDashboardInput } from './input-guard.ts'
 import { checkCsrf, loadSession } from './session.ts'
 import { signInRoutes } from './sign-in.ts'
 import { overviewRoutes } from './overview.ts'
@@ -28,14 +29,17 @@ export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps)
   })
   // Forms post URL-encoded fields; the rest of the service takes JSON only.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
-    // A repeated field (checkboxes) becomes a list; one field stays a string.
-    const fields: Record<string, string | string[]> = {}
+    // A repeated field (checkboxes) becomes a list; one field stays a string. Collected in a Map and
+    // handed on as an object without a prototype: a field named `__proto__` is just a field.
+    const fields = new Map<string, string | string[]>()
     for (const [name, value] of new URLSearchParams(body as string)) {
-      const before = fields[name]
-      fields[name] = before === undefined ? value : [before, value].flat()
+      const before = fields.get(name)
+      fields.set(name, before === undefined ? value : [before, value].flat())
     }
-    done(null, fields)
+    done(null, Object.assign(Object.create(null), Object.fromEntries(fields)))
   })
+  // Every input, before any session or database work: one value each, storable text, bounded length.
+  app.addHook('preValidation', checkDashboardInput)
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', reply.getHeader('cache-control') ?? 'no-store')
     reply.header('x-content-type-options', 'nosniff')
