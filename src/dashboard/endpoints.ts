@@ -33,6 +33,8 @@ function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } |
       return { text: 'That is not an endpoint URL.', kind: 'error' }
     case 'not-found':
       return { text: 'No such endpoint.', kind: 'error' }
+    case 'refused':
+      return { text: 'Callbacks may not reach that address (a private, loopback or otherwise special network).', kind: 'error' }
     case 'no-since':
       return { text: 'Give the time to recover from.', kind: 'error' }
     default:
