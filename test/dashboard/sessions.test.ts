@@ -127,8 +127,7 @@ test('DELETE /admin/dashboard-sessions signs every browser out, and an open stre
   const refused = await service.app.inject({ method: 'DELETE', url: '/admin/dashboard-sessions' })
   assert.equal(refused.statusCode, 401, 'admin token required')
   const out = await service.admin({ method: 'DELETE', url: '/admin/dashboard-sessions' })
-  assert.equal(out.statusCode, 200, out.body)
-  assert.ok(out.json().signed_out >= 2)
+  assert.equal(out.statusCode, 204, out.body)
   // Not through this node's dashboard: the stream learns it by looking at the session again.
   await stream.ended
   assert.equal(await signedIn(service, a.cookie), false)

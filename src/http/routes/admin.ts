@@ -140,9 +140,13 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
         description: 'Ends every dashboard session on every node: each browser signs in again. Open live streams end within 2 s.',
         tags,
         security,
-        response: { 200: Type.Object({ signed_out: Type.Integer({ description: 'sessions ended' }) }), '4xx': problemSchema },
+        response: { '4xx': problemSchema },
       },
     },
-    async () => ({ signed_out: (await signOutAllDashboardSessions(deps)).sessions }),
+    async (request, reply) => {
+      const { sessions } = await signOutAllDashboardSessions(deps)
+      request.log.info({ sessions }, 'every dashboard session signed out')
+      return reply.code(204).send()
+    },
   )
 }
