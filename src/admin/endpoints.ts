@@ -18,10 +18,19 @@ export interface EndpointDeps {
   /** Deliveries became due now: wakes this process's workers (a CLI leaves it to the service's poll). */
   onScheduled?: () => void
   /**
-   * Sends one signed test event to the endpoint (the callbacks subsystem's sender, injected: admin may
-   * not import it). Resolves once the POST is under way; its answer is only logged.
+   * Sends one signed test event to a callback url (the callbacks subsystem's sender, injected: admin may
+   * not import it), or refuses a url callbacks may not reach (SSRF rules). Resolves once the POST is
+   * queued for its endpoint; its answer is only logged.
    */
-  sendTestEvent?: (accountId: string, url: string) => Promise<{ id: string }>
+  sendTestEvent?: SendTestEvent
+}
+
+export type SendTestEvent = (accountId: string, url: string) => Promise<{ kind: 'sent'; id: string } | { kind: 'refused'; message: string }>
+
+/** The url may not be called back (a private, loopback, link-local… address; docs/api.md §4). */
+export interface RefusedUrl {
+  kind: 'refused'
+  message: string
 }
 
 export type { EndpointRow }
@@ -79,16 +88,19 @@ export async function recoverEndpoint(
   return { kind: 'recovered', redelivered }
 }
 
-/** One signed test event (`{"event":"test","sent_at":…}`) to the endpoint's url. */
+/**
+ * One signed test event (`{"event":"test","sent_at":…}`) to a callback url of the account: any url its
+ * callbacks may use, also before anything was delivered there (the endpoint need not exist yet).
+ */
 export async function testEndpoint(
   deps: EndpointDeps,
   accountId: string,
   url: string,
-): Promise<{ kind: 'sent'; id: string } | { kind: 'unavailable' } | InvalidUrl | NotFound<'endpoint'>> {
-  const endpoint = await accountEndpoint(deps.db, accountId, url)
-  if (typeof endpoint !== 'string') return endpoint
+): Promise<{ kind: 'sent'; id: string } | { kind: 'unavailable' } | InvalidUrl | RefusedUrl | NotFound<'account'>> {
+  if (endpointUrlOf(url) === null) return { kind: 'invalid-url' }
+  const missing = await missingAccount(deps.db, accountId)
+  if (missing) return missing
   if (!deps.sendTestEvent) return { kind: 'unavailable' }
-  // Sent to the url as given (the receiver's own path), which lies on the endpoint checked above.
-  const { id } = await deps.sendTestEvent(accountId, url)
-  return { kind: 'sent', id }
+  // Sent to the url as given (the receiver's own path).
+  return deps.sendTestEvent(accountId, url)
 }

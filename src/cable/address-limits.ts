@@ -1,5 +1,8 @@
-import { isIPv6 } from 'node:net'
 import { rateLimited, type HttpProblem } from '../http/problem.ts'
+
+import { clientAddress } from '../common/client-address.ts'
+
+export { clientAddress }
 
 export interface AddressLimitsConfig {
   /** Open widget sockets one client address may hold on this node. */
@@ -88,18 +91,4 @@ export function createAddressLimits(config: AddressLimitsConfig, now: () => numb
       }
     },
   }
-}
-
-/** The address a client is counted by: IPv4 as is, IPv6 by its first 64 bits. */
-export function clientAddress(ip: string): string {
-  const bare = ip.split('%')[0]!
-  if (!isIPv6(bare) || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(bare)) return bare.replace(/^::ffff:/i, '')
-  const [head = '', tail] = bare.toLowerCase().split('::')
-  const left = head ? head.split(':') : []
-  const right = tail ? tail.split(':') : []
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`
 }

@@ -25,6 +25,8 @@ const ranges: [string, number, 'ipv4' | 'ipv6', string][] = [
   ['192.0.0.0', 24, 'ipv4', 'special-purpose'],
   ['192.0.2.0', 24, 'ipv4', 'documentation'],
   ['192.168.0.0', 16, 'ipv4', 'private'],
+  // 6to4 relay anycast (RFC 7526 deprecated it): whichever relay is nearest answers, maybe one inside.
+  ['192.88.99.0', 24, 'ipv4', '6to4 relay anycast'],
   ['198.18.0.0', 15, 'ipv4', 'benchmarking'],
   ['198.51.100.0', 24, 'ipv4', 'documentation'],
   ['203.0.113.0', 24, 'ipv4', 'documentation'],

@@ -13,7 +13,7 @@ import { createCallbackSender } from './sender.ts'
 import { createCallbackSigner, type CallbackSigner } from './signer.ts'
 import { createDeliveryWorker, type DeliveryWorker } from './worker.ts'
 import { callbackBody } from './pipeline.ts'
-import { createTestEventSender } from './test-event.ts'
+import { createTestEventSender, type TestEventOutcome } from './test-event.ts'
 import { followReversalEvents } from './reversal-events.ts'
 import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
 
@@ -36,8 +36,8 @@ export interface Callbacks extends Subsystem {
   worker: DeliveryWorker
   /** Standard Webhooks secrets; `forget()` after a rotation. */
   secrets: WebhookSecretSource
-  /** Sends one signed test event to an endpoint url (docs/api.md §8). */
-  sendTestEvent(accountId: string, url: string): Promise<{ id: string }>
+  /** Sends one signed test event to a callback url (docs/api.md §8), through its endpoint's limit. */
+  sendTestEvent(accountId: string, url: string): Promise<TestEventOutcome>
   referenceChecks: ReferenceCheck[]
   /** Signs record responses (`x-signature`). */
   decorateRecord: DecorateRecord
@@ -120,7 +120,14 @@ export async function createCallbacks(
     signer,
     worker,
     secrets,
-    sendTestEvent: createTestEventSender({ signer, sender, secrets, clock, logger: logger.child({ subsystem: 'callbacks' }) }),
+    sendTestEvent: createTestEventSender({
+      signer,
+      attempt: worker.sendOne,
+      secrets,
+      clock,
+      logger: logger.child({ subsystem: 'callbacks' }),
+      allowPrivate: config.allowPrivateCallbacks,
+    }),
     referenceChecks: [integrationCheck, callbackCheck],
     async decorateRecord(tracking, body, reply) {
       reply.header('x-signature', await signer.signCached(body, tracking.integrationId))

@@ -17,6 +17,11 @@ import type { WebhookSecretSet } from '../store/webhook-secrets.ts'
 export interface AttemptPipeline {
   /** Queues a claimed delivery; `done` receives the attempt's result (with its start time). */
   push(delivery: ClaimedDelivery, host: string, done: (result: SendResult, startedAt: Date) => void): void
+  /**
+   * One POST that is no delivery (a test event), counted against the same per-host limit: it waits
+   * for a slot of `host` like a delivery does. After `close` it resolves as not sent.
+   */
+  send(host: string, url: string, body: string, headersAt: (startedAt: Date) => Record<string, string>): Promise<SendResult>
   /** Deliveries of this host signed or being signed and not yet answered. */
   load(host: string): number
   /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
@@ -37,10 +42,22 @@ interface Job {
   secrets?: WebhookSecretSet
 }
 
+/** An attempt ready to go out (signed): what it sends, and what becomes of its answer. */
+interface ReadyAttempt {
+  url: string
+  body: string
+  headersAt(startedAt: Date): Record<string, string>
+  settle(result: SendResult, startedAt: Date): void
+  /** Runs right before the request goes out (a delivery writes that its attempt started). */
+  beforeSend?(startedAt: Date): Promise<void> | undefined
+  /** The pipeline closed before it was sent. */
+  drop(): void
+}
+
 interface HostState {
   load: number
   inFlight: number
-  ready: Job[]
+  ready: ReadyAttempt[]
   meanMs: number
 }
 
@@ -105,7 +122,7 @@ export function createAttemptPipeline(options: {
             job.headers = { 'content-type': 'application/json', 'x-signature': signature, 'x-delivery-id': job.delivery.id }
             if (job.delivery.event) job.headers['x-paywatch-event'] = job.delivery.event
             if (cancel) return drop(job)
-            hostState(job.host).ready.push(job)
+            hostState(job.host).ready.push(readyDelivery(job))
             pumpHttp(job.host)
           },
           // Retried on the schedule, as before: a key that fails now may be fixed before the next attempt.
@@ -120,35 +137,48 @@ export function createAttemptPipeline(options: {
 
   /** A job that will not be attempted (the pipeline closed): no longer in this host's load. */
   function drop(job: Job): void {
-    const state = hostState(job.host)
-    state.load--
-    if (state.load === 0 && state.inFlight === 0) hosts.delete(job.host)
+    unload(job.host)
     cancel!(job.delivery)
   }
+
+  function unload(host: string): void {
+    const state = hostState(host)
+    state.load--
+    if (state.load === 0 && state.inFlight === 0) hosts.delete(host)
+  }
+
+  const readyDelivery = (job: Job): ReadyAttempt => ({
+    url: job.delivery.tracking.callback!,
+    body: job.body!,
+    // The Standard Webhooks timestamp is this attempt's: signed now, not when the RSA signature was made.
+    headersAt: (startedAt) =>
+      job.secrets ? { ...job.headers!, ...standardWebhookHeaders(job.secrets, job.delivery.id, startedAt, job.body!) } : job.headers!,
+    settle: (result, startedAt) => finish(job, result, startedAt),
+    beforeSend: (startedAt) => options.beforeSend?.(job.delivery, startedAt),
+    drop: () => drop(job),
+  })
 
   function pumpHttp(host: string): void {
     if (cancel) return
     const state = hostState(host)
     waiting.delete(host)
     while (state.inFlight < options.perHost && inFlight < options.concurrency && state.ready.length > 0) {
-      const job = state.ready.shift()!
+      const attempt = state.ready.shift()!
       state.inFlight++
       inFlight++
       const startedAt = clock()
-      // The Standard Webhooks timestamp is this attempt's: signed now, not when the RSA signature was made.
-      const headers = job.secrets
-        ? { ...job.headers!, ...standardWebhookHeaders(job.secrets, job.delivery.id, startedAt, job.body!) }
-        : job.headers!
-      const marked = options.beforeSend?.(job.delivery, startedAt)
+      const headers = attempt.headersAt(startedAt)
+      // The attempt's start is on record before its request leaves (a crash after it is an interrupted attempt).
+      const marked = attempt.beforeSend?.(startedAt)
       const sent = marked
-        ? marked.then(() => sender.send(job.delivery.tracking.callback!, job.body!, headers))
-        : sender.send(job.delivery.tracking.callback!, job.body!, headers)
+        ? marked.then(() => sender.send(attempt.url, attempt.body, headers))
+        : sender.send(attempt.url, attempt.body, headers)
       sent.then((result) => {
         state.inFlight--
         inFlight--
         // An exponentially weighted mean: recent answers count most.
         state.meanMs = state.meanMs * 0.8 + result.durationMs * 0.2
-        finish(job, result, startedAt)
+        attempt.settle(result, startedAt)
         pumpHttp(host)
         for (const other of waiting) {
           if (inFlight >= options.concurrency) break
@@ -165,12 +195,39 @@ export function createAttemptPipeline(options: {
       toSign.push({ delivery, host, done })
       pumpSigning()
     },
+    send(host, url, body, headersAt) {
+      return new Promise((resolve) => {
+        const notSent = (): SendResult => ({
+          durationMs: 0,
+          statusCode: null,
+          error: 'not sent: the service is stopping',
+          excerpt: null,
+          forwardTo: null,
+        })
+        if (cancel) return resolve(notSent())
+        hostState(host).load++
+        hostState(host).ready.push({
+          url,
+          body,
+          headersAt,
+          settle(result) {
+            unload(host)
+            resolve(result)
+          },
+          drop() {
+            unload(host)
+            resolve(notSent())
+          },
+        })
+        pumpHttp(host)
+      })
+    },
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
     close(cancelled) {
       cancel = cancelled
       for (const job of toSign.splice(0)) drop(job)
-      for (const state of [...hosts.values()]) for (const job of state.ready.splice(0)) drop(job)
+      for (const state of [...hosts.values()]) for (const attempt of state.ready.splice(0)) attempt.drop()
     },
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
+import { endpointUrlOf } from '../domain/endpoint-url.ts'
 import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
@@ -13,7 +14,7 @@ import type { CallbackMetrics } from './metrics.ts'
 import { createOutcomeRecorder } from './outcome-recorder.ts'
 import { createAttemptPipeline } from './pipeline.ts'
 import { createSendingMarks } from './sending-marks.ts'
-import type { CallbackSender } from './sender.ts'
+import type { CallbackSender, SendResult } from './sender.ts'
 import type { CallbackSigner } from './signer.ts'
 import { createWakeSignal } from '../common/wake-signal.ts'
 import { createEndpointRegistry } from './endpoint-registry.ts'
@@ -59,6 +60,11 @@ export interface DeliveryWorker {
   stop(): Promise<void>
   /** An endpoint was enabled (or disabled) elsewhere: read the disabled endpoints again, and claim. */
   endpointsChanged(): void
+  /**
+   * One POST that is no delivery (a test event) to `url`, within the account's endpoint's limit of
+   * attempts at once (PAYWATCH_ENDPOINT_CONCURRENCY), shared with its deliveries.
+   */
+  sendOne(accountId: string, url: string, body: string, headersAt: (startedAt: Date) => Record<string, string>): Promise<SendResult>
 }
 
 /** Time a worker holds a claimed delivery beyond the attempt timeout; renewed while it still holds it. */
@@ -173,6 +179,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       endpoints.invalidate()
       signal.wake()
     },
+    sendOne: (accountId, url, body, headersAt) => pipeline.send(endpointKey(accountId, endpointUrlOf(url) ?? ''), url, body, headersAt),
     async runOnce() {
       const { claimed } = await claimer.claimDue()
       await held.settled()

@@ -16,10 +16,11 @@ import { withDatabase } from './with-database.ts'
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2))
 
 /** What an endpoint operation answered when it named no endpoint of the account. */
-function endpointError(outcome: { kind: string }, accountId: string, url: string): Error {
-  return outcome.kind === 'invalid-url'
-    ? new Error(`${url} is not an absolute http(s) URL`)
-    : new Error(`no endpoint ${url} of account ${accountId}`)
+function endpointError(outcome: { kind: string; what?: string; message?: string }, accountId: string, url: string): Error {
+  if (outcome.kind === 'invalid-url') return new Error(`${url} is not an absolute http(s) URL`)
+  if (outcome.kind === 'refused') return new Error(`${url} may not be called back: ${outcome.message}`)
+  if (outcome.what === 'account') return new Error(`no account ${accountId}`)
+  return new Error(`no endpoint ${url} of account ${accountId}`)
 }
 
 /**
@@ -89,10 +90,12 @@ export function registerEndpointCommands(program: Command, config: () => Config,
         try {
           const send = createTestEventSender({
             signer: await createCallbackSigner(db, settings.signingKey, settings.secretsKey),
-            sender,
+            // One event from a one-off process: no worker, no other attempts to share the endpoint's limit with.
+            attempt: (_account, target, body, headersAt) => sender.send(target, body, headersAt(clock())),
             secrets: createWebhookSecretSource(db, clock, settings.secretsKey),
             clock,
             logger: pino({ level: 'silent' }),
+            allowPrivate: settings.allowPrivateCallbacks,
           })
           let answer: Promise<{ statusCode: number | null; error: string | null }> | undefined
           const outcome = await testEndpoint(
@@ -101,7 +104,7 @@ export function registerEndpointCommands(program: Command, config: () => Config,
               clock,
               sendTestEvent: async (account, target) => {
                 const sent = await send(account, target)
-                answer = sent.answer
+                if (sent.kind === 'sent') answer = sent.answer
                 return sent
               },
             },

@@ -14,16 +14,19 @@ import { actionButton, csrfField, notice, page, sendPage } from './layout.ts'
 type Form = Record<string, string | undefined>
 type Answer = { text: string; kind: 'ok' | 'error' }
 
-const NOTICES: Record<string, Answer> = {
-  'key-revoked': { text: 'The API key is revoked: it stops working at once.', kind: 'ok' },
-  'link-created': { text: 'The link is created.', kind: 'ok' },
-  'link-removed': { text: 'The link is removed: it takes no new payments.', kind: 'ok' },
-  'shop-connected': { text: 'The shop is connected.', kind: 'ok' },
-  'shop-disconnected': { text: 'The shop is disconnected.', kind: 'ok' },
-  'app-created': { text: 'The app is created.', kind: 'ok' },
-  'app-deleted': { text: 'The app is deleted with all its grants.', kind: 'ok' },
-  invalid: { text: 'That value was not accepted; see the field rules.', kind: 'error' },
-}
+/** By the code a redirect carries (`?notice=`): a Map, so no code from a link reaches an object's prototype. */
+const NOTICES = new Map<string, Answer>(
+  Object.entries({
+    'key-revoked': { text: 'The API key is revoked: this node refuses it at once, every other node within 5 seconds.', kind: 'ok' },
+    'link-created': { text: 'The link is created.', kind: 'ok' },
+    'link-removed': { text: 'The link is removed: it takes no new payments.', kind: 'ok' },
+    'shop-connected': { text: 'The shop is connected.', kind: 'ok' },
+    'shop-disconnected': { text: 'The shop is disconnected.', kind: 'ok' },
+    'app-created': { text: 'The app is created.', kind: 'ok' },
+    'app-deleted': { text: 'The app is deleted with all its grants.', kind: 'ok' },
+    invalid: { text: 'That value was not accepted; see the field rules.', kind: 'error' },
+  }),
+)
 
 const accountUrl = (id: string, code?: string) => `/dashboard/accounts/${encodeURIComponent(id)}${code ? `?notice=${code}` : ''}`
 
@@ -52,7 +55,7 @@ export async function accountRoutes(app: FastifyInstance, deps: DashboardDeps): 
   })
 
   app.get<{ Params: { id: string }; Querystring: { notice?: string } }>('/dashboard/accounts/:id', async (request, reply) =>
-    accountPage(deps, request, reply, request.params.id, NOTICES[request.query.notice ?? '']),
+    accountPage(deps, request, reply, request.params.id, NOTICES.get(request.query.notice ?? '')),
   )
 
   app.post<{ Params: { id: string } }>('/dashboard/accounts/:id/api-keys', async (request, reply) => {

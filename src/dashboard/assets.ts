@@ -8,16 +8,13 @@ import { readFileSync } from 'node:fs'
  */
 const read = (name: string): string => readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8')
 
-export const ASSETS: Record<string, { body: string; type: string }> = {
-  'dashboard.css': { body: read('dashboard.css'), type: 'text/css; charset=utf-8' },
-  'dashboard.js': { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' },
-}
+/** By file name, as a request names them: a Map, so `constructor` or `__proto__` is simply not an asset. */
+export const ASSETS: ReadonlyMap<string, { body: string; type: string }> = new Map([
+  ['dashboard.css', { body: read('dashboard.css'), type: 'text/css; charset=utf-8' }],
+  ['dashboard.js', { body: read('dashboard.js'), type: 'text/javascript; charset=utf-8' }],
+])
 
 export const ASSET_VERSION = createHash('sha256')
-  .update(
-    Object.values(ASSETS)
-      .map((asset) => asset.body)
-      .join('\0'),
-  )
+  .update([...ASSETS.values()].map((asset) => asset.body).join('\0'))
   .digest('hex')
   .slice(0, 12)

@@ -1,3 +1,4 @@
+import type { SendTestEvent } from '../admin/endpoints.ts'
 import type { Clock } from '../common/clock.ts'
 import type { ChainReadiness } from '../common/readiness.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
@@ -22,7 +23,7 @@ export interface DashboardDeps {
   generateKeyPair: () => Promise<KeyPairPem>
   secretsKey: Buffer | null
   /** One signed test event to an endpoint (the callbacks subsystem's sender); absent: no Test button. */
-  sendTestEvent?: (accountId: string, url: string) => Promise<{ id: string }>
+  sendTestEvent?: SendTestEvent
   /** A redelivery became due: wake this node's delivery workers. */
   onDeliveryScheduled: () => void
   /** API key caches of the HTTP authentication (a revoked key stops at once, a new one works at once). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { listAccounts } from '../admin/accounts.ts'
 import { enableEndpoint, listAllEndpoints, recoverEndpoint, testEndpoint } from '../admin/endpoints.ts'
+import { parseIsoTimestamp } from '../domain/iso-timestamp.ts'
 import type { DashboardDeps } from './deps.ts'
 import { time } from './format.ts'
 import { html, queryString } from './html.ts'
@@ -8,28 +9,32 @@ import { actionButton, csrfField, notice, page, sendPage } from './layout.ts'
 
 type Form = Record<string, string | undefined>
 
-/** The result of the last action, carried by the redirect as a code (never as text a link could forge). */
+/**
+ * The result of the last action, carried by the redirect as a code and a count (never as text: a link
+ * anyone can send would put its words into a success notice).
+ */
 interface Outcome {
   done?: string
   count?: string
-  url?: string
 }
 
 function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } | undefined {
   const count = Number.parseInt(outcome.count ?? '0', 10) || 0
   switch (outcome.done) {
     case 'enabled':
-      return { text: `${outcome.url} is enabled; ${count} waiting deliveries go out now.`, kind: 'ok' }
+      return { text: `The endpoint is enabled; ${count} waiting deliveries go out now.`, kind: 'ok' }
     case 'recovered':
-      return { text: `${count} ${count === 1 ? 'delivery' : 'deliveries'} to ${outcome.url} sent again.`, kind: 'ok' }
+      return { text: `${count} ${count === 1 ? 'delivery' : 'deliveries'} to the endpoint sent again.`, kind: 'ok' }
     case 'tested':
-      return { text: `A signed test event is on its way to ${outcome.url}.`, kind: 'ok' }
+      return { text: 'A signed test event is on its way to the endpoint.', kind: 'ok' }
     case 'unavailable':
       return { text: 'This node cannot send test events.', kind: 'error' }
     case 'invalid-url':
       return { text: 'That is not an endpoint URL.', kind: 'error' }
     case 'not-found':
       return { text: 'No such endpoint.', kind: 'error' }
+    case 'refused':
+      return { text: 'Callbacks may not reach that address (a private, loopback or otherwise special network).', kind: 'error' }
     case 'no-since':
       return { text: 'Give the time to recover from.', kind: 'error' }
     default:
@@ -37,12 +42,11 @@ function outcomeText(outcome: Outcome): { text: string; kind: 'ok' | 'error' } |
   }
 }
 
-/** `datetime-local` gives a time without a zone: the form says it is UTC. */
-function readSince(text: string | undefined): Date | undefined {
-  if (!text) return undefined
-  const at = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`)
-  return Number.isNaN(at.getTime()) ? undefined : at
-}
+/**
+ * `datetime-local` gives a time without a zone: the form says it is UTC. Read as the JSON API reads
+ * times (src/domain/iso-timestamp.ts): a four-digit year, a real date, so the database can store it.
+ */
+const readSince = (text: string | undefined): Date | undefined => (text ? parseIsoTimestamp(text) : undefined)
 
 /**
  * Callback endpoints of every account (docs/api.md §8): state, failing since, waiting deliveries;
@@ -77,7 +81,7 @@ export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps):
         </td>
       </tr>`
     })
-    const said = outcomeText(request.query)
+    const said = outcomeText({ done: request.query.done, count: request.query.count })
     const content = html`${notice(said?.text, said?.kind)}
       ${
         rows.length === 0
@@ -94,7 +98,7 @@ export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps):
   app.post<{ Body: Form }>('/dashboard/endpoints/enable', async (request, reply) => {
     const { account = '', url = '' } = request.body ?? {}
     const enabled = await enableEndpoint(useCaseDeps, account, url)
-    const outcome = enabled.kind === 'enabled' ? { done: 'enabled', count: String(enabled.resumed), url } : { done: enabled.kind }
+    const outcome = enabled.kind === 'enabled' ? { done: 'enabled', count: String(enabled.resumed) } : { done: enabled.kind }
     return reply.redirect(back(outcome), 303)
   })
 
@@ -103,14 +107,13 @@ export async function endpointRoutes(app: FastifyInstance, deps: DashboardDeps):
     const from = readSince(since)
     if (!from) return reply.redirect(back({ done: 'no-since' }), 303)
     const recovered = await recoverEndpoint(useCaseDeps, account, url, from)
-    const outcome =
-      recovered.kind === 'recovered' ? { done: 'recovered', count: String(recovered.redelivered), url } : { done: recovered.kind }
+    const outcome = recovered.kind === 'recovered' ? { done: 'recovered', count: String(recovered.redelivered) } : { done: recovered.kind }
     return reply.redirect(back(outcome), 303)
   })
 
   app.post<{ Body: Form }>('/dashboard/endpoints/test', async (request, reply) => {
     const { account = '', url = '' } = request.body ?? {}
     const sent = await testEndpoint(useCaseDeps, account, url)
-    return reply.redirect(back(sent.kind === 'sent' ? { done: 'tested', url } : { done: sent.kind }), 303)
+    return reply.redirect(back(sent.kind === 'sent' ? { done: 'tested' } : { done: sent.kind }), 303)
   })
 }

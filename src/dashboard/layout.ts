@@ -33,6 +33,10 @@ export function page(options: PageOptions, content: Html): string {
           <input type="hidden" name="csrf" value="${options.csrfToken}" />
           <button type="submit" class="link">Sign out</button>
         </form>
+        <form method="post" action="/dashboard/sign-out-all" class="sign-out">
+          <input type="hidden" name="csrf" value="${options.csrfToken}" />
+          <button type="submit" class="link">Sign out all sessions</button>
+        </form>
       </nav>`
     : ''
   return html`<!doctype html>

@@ -3,6 +3,8 @@ import type { Tracking } from '../domain/tracking.ts'
 import { listDeliveries } from '../store/deliveries.ts'
 import { findTrackingState } from '../store/payment-timeline.ts'
 import type { DashboardDeps } from './deps.ts'
+import { liveSession } from './session.ts'
+import type { SessionStreams } from './session-streams.ts'
 
 /** How often a stream looks at what the tracking events do not announce: chain heads, callback attempts. */
 const POLL_MS = 2_000
@@ -16,12 +18,13 @@ const REFRESH_GAP_MS = 1_000
  * listens): `refresh` asks the page to fetch itself again, `progress` carries a pending payment's
  * confirmations so they count up in place. Fed by this node's tracking event bus, and by a light poll
  * (every 2 s) of what has no event here: chain heads, callback attempts, other nodes' verdicts.
+ *
+ * A stream lives only as long as its session: sign-out on this node ends it at once (session-streams.ts),
+ * and every poll looks at the session again, so a sign-out on another node, "sign out all sessions" from
+ * the admin API or a rotated admin token ends it within one poll.
  */
-export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
-  const streams = new Set<() => void>()
-  app.addHook('preClose', async () => {
-    for (const end of streams) end()
-  })
+export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps & { streams: SessionStreams }): Promise<void> {
+  app.addHook('preClose', async () => deps.streams.endAll())
 
   app.get<{ Querystring: { topic?: string } }>('/dashboard/events', async (request, reply) => {
     const topic = request.query.topic ?? ''
@@ -71,7 +74,10 @@ export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Pro
       const deliveries = (await listDeliveries(deps.db, id)).map((d) => [d.id, d.state, d.attempts, d.attemptLog.length])
       return JSON.stringify([state?.status, head, deliveries])
     }
+    const sessionId = request.dashboardSession!.id
+    const forget = deps.streams.add(sessionId, end)
     const look = async () => {
+      if (!(await liveSession(deps, sessionId))) return end()
       const seen =
         trackingId === undefined
           ? JSON.stringify((await deps.chainReadiness()).map((chain) => [chain.name, chain.ok, chain.head]))
@@ -83,8 +89,11 @@ export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Pro
     const keepAlive = setInterval(() => void response.write(': keep-alive\n\n'), KEEPALIVE_MS)
     void look().catch(() => {})
 
-    const end = () => {
-      streams.delete(end)
+    let ended = false
+    function end(): void {
+      if (ended) return
+      ended = true
+      forget()
       clearInterval(poll)
       clearInterval(keepAlive)
       clearTimeout(pending)
@@ -94,7 +103,6 @@ export async function liveRoutes(app: FastifyInstance, deps: DashboardDeps): Pro
       deps.events.off('progress', onProgress)
       response.end()
     }
-    streams.add(end)
     request.raw.socket.once('close', end)
   })
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { listAccounts } from '../admin/accounts.ts'
 import { searchPayments, type PaymentQuery } from '../store/dashboard-payments.ts'
+import { parseIsoTimestamp } from '../domain/iso-timestamp.ts'
 import type { DashboardDeps } from './deps.ts'
 import { shortHash, statusBadge, time } from './format.ts'
 import { html, queryString } from './html.ts'
@@ -17,12 +18,15 @@ interface ListQuery {
   before?: string
 }
 
-/** `before` is the last row of the previous page: `<ISO created_at>_<id>`. */
+/**
+ * `before` is the last row of the previous page: `<ISO created_at>_<id>`. The time is read as the JSON
+ * API reads times (a four-digit year, a real date), so no cursor names a time the database cannot hold.
+ */
 function readCursor(text: string | undefined): PaymentQuery['before'] {
   const at = text?.indexOf('_') ?? -1
   if (!text || at < 0) return undefined
-  const createdAt = new Date(text.slice(0, at))
-  return Number.isNaN(createdAt.getTime()) ? undefined : { createdAt, id: text.slice(at + 1) }
+  const createdAt = parseIsoTimestamp(text.slice(0, at))
+  return createdAt ? { createdAt, id: text.slice(at + 1) } : undefined
 }
 
 const option = (value: string, label: string, selected: string | undefined) =>

@@ -19,11 +19,14 @@ interface PaymentQuery {
   notice?: string
 }
 
-const NOTICES: Record<string, [string, 'ok' | 'error']> = {
-  redelivered: ['The callback is due again: a new attempt is on its way.', 'ok'],
-  pending: ['The payment is still pending: its callback goes out when it completes.', 'error'],
-  'no-callback': ['This payment has no callback URL.', 'error'],
-}
+/** By the code a redirect carries (`?notice=`): a Map, so no code from a link reaches an object's prototype. */
+const NOTICES = new Map<string, [string, 'ok' | 'error']>(
+  Object.entries({
+    redelivered: ['The callback is due again: a new attempt is on its way.', 'ok'],
+    pending: ['The payment is still pending: its callback goes out when it completes.', 'error'],
+    'no-callback': ['This payment has no callback URL.', 'error'],
+  }) as [string, [string, 'ok' | 'error']][],
+)
 
 /** The tracking a page is about: secret ids are unique per account, so `account` picks one when several share it. */
 async function findPayment(deps: DashboardDeps, secretId: string, accountId: string | undefined) {
@@ -67,7 +70,7 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
               }
             : undefined))
         : undefined
-    const [noticeText, noticeKind] = NOTICES[request.query.notice ?? ''] ?? []
+    const [noticeText, noticeKind] = NOTICES.get(request.query.notice ?? '') ?? []
     const content = html`${notice(noticeText, noticeKind)}
       ${others > 1 ? html`<p class="notice notice-ok">${others} accounts have a payment with this secret_id; this is the one of account <code>${tracking.accountId}</code>.</p>` : ''}
       <section class="card facts" aria-labelledby="status-h">

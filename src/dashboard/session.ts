@@ -61,11 +61,24 @@ export function clearSessionCookie(reply: FastifyReply, request: FastifyRequest)
   setSessionCookie(reply, request, '', 0)
 }
 
+/** What reading a session needs: the database, the clock, and the admin token configured now. */
+export interface SessionDeps {
+  db: Db
+  clock: Clock
+  adminToken: string | null
+}
+
+/** The live session of a cookie value, when it was opened with the admin token configured now. */
+export async function liveSession(deps: SessionDeps, id: string): Promise<DashboardSession | undefined> {
+  if (!deps.adminToken || id.length > 100) return undefined
+  return findDashboardSession(deps.db, id, deps.clock(), deps.adminToken)
+}
+
 /** Reads the request's session into `request.dashboardSession` (absent when not signed in). */
-export async function loadSession(request: FastifyRequest, db: Db, clock: Clock): Promise<void> {
+export async function loadSession(request: FastifyRequest, deps: SessionDeps): Promise<void> {
   const id = cookieValue(request, COOKIE)
-  if (!id || id.length > 100) return
-  const session = await findDashboardSession(db, id, clock())
+  if (!id) return
+  const session = await liveSession(deps, id)
   if (session) request.dashboardSession = { ...session, id }
 }
 

@@ -32,7 +32,7 @@ import { paymentRoutes } from './routes/payments.ts'
 import { documentRoute, finishDocument } from './openapi-document.ts'
 import { addComponents, componentNames } from './openapi-components.ts'
 import { webhooks } from './openapi-webhooks.ts'
-import { docsPage } from './docs-page.ts'
+import { docsHeaders, docsPage } from './docs-page.ts'
 
 export const BODY_LIMIT = 64 * 1024
 
@@ -122,7 +122,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: componentNames,
     transformObject: (documents) => finishDocument((documents as { openapiObject: Record<string, unknown> }).openapiObject),
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
+  await app.register(async (docs) => {
+    docs.addHook('onSend', docsHeaders)
+    await docs.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
@@ -248,10 +251,17 @@ export function maskSecrets(url: string, routeWords: ReadonlySet<string>): strin
           .join('&')}`
   const masked = path.split(/(?=[/\\])/).map((part) => {
     const word = part.replace(/^[/\\]/, '')
-    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${word.slice(0, 4)}…`
+    return word === '' || routeWords.has(word) ? part : `${part.slice(0, part.length - word.length)}${shownPart(word)}…`
   })
   return masked.join('') + query
 }
+
+/**
+ * What of a path segment a log line shows: its first 4 characters when at least 8 more stay hidden (a
+ * UUID, a long id: enough to tell requests apart), nothing of a short one (a secret_id of a few
+ * characters would otherwise be logged whole).
+ */
+const shownPart = (word: string): string => (word.length >= 12 ? word.slice(0, 4) : '')
 
 declare module 'fastify' {
   interface FastifyInstance {

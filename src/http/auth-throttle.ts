@@ -1,6 +1,7 @@
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { clientAddress } from '../common/client-address.ts'
 import { systemClock, type Clock } from '../common/clock.ts'
 import { rateLimited, type HttpProblem } from './problem.ts'
 
@@ -16,6 +17,9 @@ const SUSPECTS_MAX = 100_000
  *
  * Only an address that failed recently on this node has its counter read before a request: the requests of
  * clients that authenticate properly cost nothing extra, not even a Redis round trip.
+ *
+ * An IPv6 client is counted by its /64, as the widget sockets are (src/common/client-address.ts): a guesser
+ * holding a whole /64 does not get a fresh count with every address of it.
  */
 export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = systemClock) {
   const failures: RateLimiterAbstract = redis
@@ -42,7 +46,8 @@ export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = 
   }
 
   /** Throws a 429 problem when `address` is over its failures. */
-  const checkAddress = async (address: string): Promise<void> => {
+  const checkAddress = async (ip: string): Promise<void> => {
+    const address = clientAddress(ip)
     const until = suspects.get(address)
     if (until === undefined) return
     if (until < clock().getTime()) {
@@ -53,7 +58,8 @@ export function createAuthThrottle(limit: number, redis?: Redis, clock: Clock = 
     if (state && state.consumedPoints >= limit) throw tooMany(state.msBeforeNext)
   }
   /** Counts one failed authentication from `address`. */
-  const failedAddress = async (address: string): Promise<void> => {
+  const failedAddress = async (ip: string): Promise<void> => {
+    const address = clientAddress(ip)
     suspects.delete(address) // re-inserted last: the map is evicted oldest first
     if (suspects.size >= SUSPECTS_MAX) suspects.delete(suspects.keys().next().value!)
     suspects.set(address, clock().getTime() + WINDOW_SEC * 1000)

@@ -36,7 +36,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       }))
       return sendProblem(reply, problem('VALIDATION_FAILED', `${error.validationContext ?? 'request'} is invalid`, { errors }))
     }
-    const known = error.code ? fastifyCodes[error.code] : undefined
+    const known = error.code && Object.hasOwn(fastifyCodes, error.code) ? fastifyCodes[error.code] : undefined
     if (known) return sendProblem(reply, problem(...known))
     if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
       return sendProblem(reply, problem('MALFORMED_JSON', `the body is not valid JSON: ${error.message}`))
@@ -52,7 +52,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 
 /** Errors Fastify raises before routing (malformed URL, over-long parameter): the same problem bodies. */
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const known = fastifyCodes[error.code]
+  const known = Object.hasOwn(fastifyCodes, error.code) ? fastifyCodes[error.code] : undefined
   void sendProblem(reply, known ? problem(...known) : problem('BAD_REQUEST', 'the request cannot be routed'))
 }
 

@@ -108,7 +108,7 @@ const statusTitles: Record<number, string> = {
 
 /** The title of a status: the catalogue's for its own codes, the reason phrase otherwise. */
 export function problemTitle(code: string, status: number): string {
-  const known = (PROBLEMS as Record<string, { status: number; title: string }>)[code]
+  const known = Object.hasOwn(PROBLEMS, code) ? (PROBLEMS as Record<string, { status: number; title: string }>)[code] : undefined
   return known && known.status === status ? known.title : (statusTitles[status] ?? 'Error')
 }
 

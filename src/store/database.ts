@@ -1,9 +1,10 @@
-import { mkdirSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kysely, PostgresDialect, type KyselyConfig } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts'
+import { prepareDataDir, restrictToOwner } from './data-dir-permissions.ts'
 import { createPGlitePool } from './pglite-pool.ts'
 import { createPreparedPool } from './prepared-pool.ts'
 import type { Database } from './schema.ts'
@@ -71,7 +72,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   let dataPath = options.dataDir
   let lock: DataDirLock | undefined
   if (!dataPath.startsWith('memory://')) {
-    mkdirSync(options.dataDir, { recursive: true })
+    // Owner-only (0700), created so or refused otherwise (src/store/data-dir-permissions.ts).
+    prepareDataDir(options.dataDir)
     // Before PGlite touches the folder: a second process on it stops here (DataDirLockedError).
     lock = lockDataDir(options.dataDir)
     dataPath = join(options.dataDir, 'pglite')
@@ -86,6 +88,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     lock?.release()
     throw error
   }
+  // PGlite has written its cluster (files 0666): each file its owner's only, as PostgreSQL keeps them.
+  if (lock) restrictToOwner(dataPath)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }), log: queryLog(options) })
   return {
     db,

@@ -245,6 +245,8 @@ export interface DashboardSessionsTable {
   csrf_token: string
   created_at: Timestamp
   expires_at: Timestamp
+  /** HMAC-SHA256 of the admin token that opened the session, keyed with the cookie value (migration 0027). */
+  token_binding: Uint8Array
 }
 
 /**

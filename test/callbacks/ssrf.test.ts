@@ -59,6 +59,9 @@ test('forbidden address ranges', () => {
   assert.equal(forbiddenAddressReason('fd00:ec2::254'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('168.63.129.16'), 'cloud metadata')
   assert.equal(forbiddenAddressReason('100.64.0.1'), 'carrier-grade NAT')
+  // 6to4 relay anycast (deprecated by RFC 7526): the nearest relay answers, whichever network it is in.
+  assert.equal(forbiddenAddressReason('192.88.99.1'), '6to4 relay anycast')
+  assert.equal(forbiddenAddressReason('::ffff:192.88.99.255'), '6to4 relay anycast')
   for (const address of [
     '8.8.8.8',
     '1.1.1.1',

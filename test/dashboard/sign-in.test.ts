@@ -67,7 +67,7 @@ describe('in Chromium', { skip: chromiumMissing }, () => {
       await page.keyboard.press('Enter')
       assert.equal(await page.evaluate('document.activeElement.id'), 'main')
 
-      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click()
       await page.waitForURL(`${baseUrl}/dashboard/sign-in`)
       assert.deepEqual(await context.cookies(), [])
     } finally {

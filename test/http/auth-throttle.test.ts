@@ -107,3 +107,13 @@ test('with REDIS_URL, failures are counted across nodes', { skip: !process.env.R
     await other.close()
   }
 })
+
+test('an IPv6 client is counted by its /64: new addresses in the same /64 do not start a new count', async () => {
+  const prefix = `2001:db8:${randomInt(65536).toString(16)}:${randomInt(65536).toString(16)}`
+  const inPrefix = () => `${prefix}:${randomInt(65536).toString(16)}:${randomInt(65536).toString(16)}::${randomInt(1, 65535).toString(16)}`
+  const statuses: number[] = []
+  for (let i = 0; i < LIMIT + 5; i++) statuses.push((await from(inPrefix(), randomKey())).statusCode)
+  assert.deepEqual(statuses, [...Array(LIMIT).fill(401), ...Array(5).fill(429)], 'one count for the whole /64')
+  const { apiKey } = await service.newAccount()
+  assert.equal((await from(`2001:db8:ffff:${randomInt(65536).toString(16)}::1`, apiKey)).statusCode, 404, 'another /64 is not affected')
+})

@@ -311,6 +311,13 @@ describe('logs', () => {
       headers: { 'content-type': 'application/json' },
     })
     await service.api(`${apiKey}-wrong`, { method: 'GET', url: `/v2/payments/${secret}` })
+    // A secret_id of a few characters is not logged whole either (nor as its first four).
+    for (const short of ['q7Zx', 'k9W', 'Tz4m2']) {
+      secrets.add(`/${short}`)
+      await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload: createBody({ secret_id: short }) })
+      await service.api(apiKey, { method: 'GET', url: `/v2/payments/${short}` })
+      await service.api(apiKey, { method: 'GET', url: `/v2/payments/${short}/deliveries` })
+    }
     // Paths that are not the canonical route's (404s) are logged without the secret as well.
     for (const url of [
       `//v2/payments/${secret}/deliveries`,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../../common/clock.ts'
 import type { NotFound } from '../../admin/admin-deps.ts'
 import { createAccount, createApiKey, listAccounts, listApiKeys, revokeApiKey } from '../../admin/accounts.ts'
+import { signOutAllDashboardSessions } from '../../admin/dashboard-sessions.ts'
 import { accountRequestFields, readRequiredName } from '../../admin/names.ts'
 import { accountJson, apiKeyJson } from '../../admin/records.ts'
 import type { FieldError } from '../../domain/field-errors.ts'
@@ -98,6 +99,22 @@ export async function adminRoutes(app: FastifyInstance, deps: AdminRoutesDeps): 
       const revoked = await revokeApiKey(deps, request.params.id)
       if (revoked.kind !== 'revoked') throw adminProblem(revoked)
       deps.onKeyRevoked(request.params.id)
+      return reply.code(204).send()
+    },
+  )
+
+  app.delete(
+    '/admin/dashboard-sessions',
+    {
+      schema: {
+        summary: 'Sign out all dashboard sessions',
+        description: 'Ends every dashboard session on every node: each browser signs in again. Open live streams end within 2 s.',
+        response: { '4xx': problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { sessions } = await signOutAllDashboardSessions(deps)
+      request.log.info({ sessions }, 'every dashboard session signed out')
       return reply.code(204).send()
     },
   )

@@ -37,6 +37,9 @@ export function endpointActions(deps: EndpointDeps) {
       if (!read.ok) throw validationFailed(read.errors)
       const outcome = await testEndpoint(deps, accountId, read.value.url)
       if (outcome.kind === 'unavailable') throw problem('INTERNAL_ERROR', 'test events cannot be sent by this process')
+      // Refused as POST /v2/payments refuses such a callback: the field names the reason.
+      if (outcome.kind === 'refused') throw validationFailed([{ path: 'url', message: outcome.message }])
+      if (outcome.kind === 'not-found') throw notFound(outcome.what)
       if (outcome.kind !== 'sent') throw endpointProblem(outcome)
       return { id: outcome.id }
     },
