@@ -162,14 +162,3 @@ export async function findPendingTracking(db: Db, id: string): Promise<Tracking 
   const row = await db.selectFrom('trackings').selectAll().where('id', '=', id).where('status', '=', 'pending').executeTakeFirst()
   return row && rowToTracking(row)
 }
-
-/** Pending trackings per chain (the metrics gauge, counted when scraped). */
-export async function countPendingTrackings(db: Db): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom('trackings')
-    .select(['blockchain', db.fn.countAll<string>().as('count')])
-    .where('status', '=', 'pending')
-    .groupBy('blockchain')
-    .execute()
-  return new Map(rows.map((row) => [row.blockchain, Number(row.count)]))
-}
