@@ -71,7 +71,7 @@ try {
   writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId } } }))
   const passedOn = Object.fromEntries(
     Object.entries(process.env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_)/.test(entry[0]),
+      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_|BENCH_NO_RELEASE$)/.test(entry[0]),
     ),
   )
   const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
@@ -177,11 +177,12 @@ try {
   // Following on for a while after the burst: whether the memory it took comes back.
   const settle = Number(process.env.BENCH_SETTLE_SECONDS ?? 15)
   await new Promise((resolve) => setTimeout(resolve, settle * 1000))
-  const settled = await askChild<{ usage: Usage }>(service, 'memory')
+  const settled = await askChild<{ usage: Usage; releases: number }>(service, 'memory')
   const rest = residentOf(service.pid!)
   console.log(
     `${settle} s after the creates (following blocks): RSS ${mb(rest.total)} MB (anon ${mb(rest.anon)}, heap used ` +
-      `${mb(settled.usage.heapUsed)} of ${mb(settled.usage.heapTotal)}, WebAssembly ${mb(settled.usage.external - settled.usage.arrayBuffers)} MB)`,
+      `${mb(settled.usage.heapUsed)} of ${mb(settled.usage.heapTotal)}, WebAssembly ${mb(settled.usage.external - settled.usage.arrayBuffers)} MB; ` +
+      `${settled.releases} release(s) after bursts)`,
   )
 } finally {
   await stopChildren(children)

@@ -12,8 +12,8 @@ CREATE INDEX trackings_pending_created_id ON trackings (created_at, id) WHERE st
 -- predicates of the partial indexes above, so that update is never HOT).
 CREATE INDEX trackings_completed_created ON trackings (status, created_at DESC, id DESC) WHERE status <> 'pending';
 
--- Pending trackings whose deadline passed (nonce-less trackings, docs/api.md "Payments without a
--- nonce"): a time-out by deadline walks only those whose deadline is below the block's timestamp.
+-- Pending trackings whose deadline passed (trackings created with a `deadline`, migration 0026): a
+-- time-out by deadline walks only those whose deadline is below the block's timestamp.
 CREATE INDEX trackings_pending_deadline ON trackings (blockchain, deadline) WHERE status = 'pending' AND deadline IS NOT NULL;
 
 -- Pending trackings per chain, estimated by the planner (src/store/pending-counts.ts): without these

@@ -1,0 +1,92 @@
+import { performance } from 'node:perf_hooks'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+
+/**
+ * V8 keeps the heap a burst of requests grew (old generation and 16 MB semi-spaces) committed after the
+ * burst: ~60 MB of RSS on the embedded database after 20 s of creates at full speed, still there while
+ * the service goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event
+ * loop is quiet again and the heap holds that much more than it did at rest, one full collection that
+ * shrinks the heap (V8's "last resort" flavour: compacting, new space shrunk) gives it back. It runs
+ * only when the loop was at most QUIET busy over the last interval, so it takes nothing from a burst.
+ */
+export interface MemoryReleaseOptions {
+  intervalMs?: number
+  /** Heap committed beyond the heap at rest that is worth a collection, in bytes. */
+  slackBytes?: number
+  /** The event loop's busy share over an interval below which the service counts as quiet. */
+  quiet?: number
+}
+
+export interface MemoryRelease {
+  /** Collections run so far (the benchmarks print it). */
+  readonly releases: number
+  /** One look at the loop and the heap (run by the interval; tests call it directly). */
+  tick(): void
+  stop(): void
+}
+
+type GcFunction = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void
+
+export interface MemoryReleaseProbes {
+  /** The event loop's busy share since the previous call. */
+  loopBusy: () => number
+  heapTotal: () => number
+  gc: GcFunction
+}
+
+/** Starts watching; `paywatch serve` calls it once. */
+export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): MemoryRelease {
+  let lastLoop = performance.eventLoopUtilization()
+  const release = createMemoryRelease(options, {
+    loopBusy: () => {
+      const loop = performance.eventLoopUtilization()
+      const busy = performance.eventLoopUtilization(loop, lastLoop).utilization
+      lastLoop = loop
+      return busy
+    },
+    heapTotal: () => process.memoryUsage().heapTotal,
+    gc: exposedGc(),
+  })
+  const timer = setInterval(release.tick, options.intervalMs ?? 5_000)
+  timer.unref()
+  return {
+    ...release,
+    get releases() {
+      return release.releases
+    },
+    stop: () => clearInterval(timer),
+  }
+}
+
+/** The decision, on given probes: collect when the loop is quiet and the heap is well above its rest. */
+export function createMemoryRelease(options: MemoryReleaseOptions, probes: MemoryReleaseProbes): MemoryRelease {
+  const slackBytes = options.slackBytes ?? 24 * 2 ** 20
+  const quiet = options.quiet ?? 0.25
+  let releases = 0
+  // The heap at rest: the smallest committed heap seen, or what the last release left.
+  let rest = Number.POSITIVE_INFINITY
+  return {
+    get releases() {
+      return releases
+    },
+    tick() {
+      const busy = probes.loopBusy()
+      const heapTotal = probes.heapTotal()
+      rest = Math.min(rest, heapTotal)
+      if (busy > quiet || heapTotal - rest < slackBytes) return
+      probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
+      releases++
+      rest = probes.heapTotal()
+    },
+    stop() {},
+  }
+}
+
+/** V8's gc() without --expose-gc on the command line: the flag set at run time, the function taken from a new context. */
+function exposedGc(): GcFunction {
+  const existing = (globalThis as { gc?: GcFunction }).gc
+  if (existing) return existing
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc') as GcFunction
+}
