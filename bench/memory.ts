@@ -20,6 +20,7 @@ import { migrate } from '../src/store/migrate.ts'
 import { startAnvil } from '../test/support/index.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
+import { readStat } from './proc-cpu.ts'
 import { askChild, createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -135,6 +136,7 @@ try {
   let created = 0
   const createsEnd = Date.now() + CREATE_SECONDS * 1000
   const createsStart = Date.now()
+  const cpuBefore = readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       while (Date.now() < createsEnd) {
@@ -160,6 +162,8 @@ try {
     }),
   )
   const createRate = created / ((Date.now() - createsStart) / 1000)
+  // The service's CPU per create: what a setting costs, readable on a machine others load (creates/s is not).
+  const cpuPerCreate = ((readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0) - cpuBefore) / created
   const { usage } = await askChild<{ usage: Usage }>(service, 'memory')
   const after = residentOf(service.pid!)
   if (process.env.BENCH_SNAPSHOT) {
@@ -168,7 +172,7 @@ try {
   }
   const collected = await askChild<{ usage: Usage }>(service, 'gc')
   console.log(
-    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
+    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s, service CPU ${cpuPerCreate.toFixed(2)} ms per create; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
       `heap used ${mb(usage.heapUsed)} of ${mb(usage.heapTotal)}, WebAssembly ${mb(usage.external - usage.arrayBuffers)} MB)` +
       (process.env.BENCH_NODE_FLAGS?.includes('--expose-gc')
         ? `; after a full collection: heap used ${mb(collected.usage.heapUsed)} MB, RSS ${mb(residentOf(service.pid!).total)} MB`
