@@ -9,7 +9,9 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import pg from 'pg'
 import { freePort } from '../test/support/ports.ts'
+import { readStat } from './proc-cpu.ts'
 import { createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 interface Result {
@@ -30,6 +32,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 const root = fileURLToPath(new URL('../', import.meta.url))
 
 export interface ApiRates {
+  /** CPU ms per request of the service's process and of the PostgreSQL backends serving this database
+   * (from /proc: unlike the rates, barely moved by other processes loading the machine). */
+  createCpu: { service: number; postgres: number }
+  readCpu: { service: number; postgres: number }
   creates: number
   createP50: number
   createP99: number
@@ -90,8 +96,12 @@ export async function measureApiRates(options: {
       { method: 'POST', path: '/v2/payments', headers, setupRequest: (request) => ({ ...request, body: body(created++) }) },
     ]
     await autocannon({ url, connections, duration: 2, requests: creates })
+    const servicePid = children[0]!.pid!
+    const cpu = cpuMeter(options.databaseUrl, servicePid)
     const from = created
+    const createStart = await cpu.read()
     const create = await autocannon({ url, connections, duration: options.seconds, requests: creates })
+    const createEnd = await cpu.read()
     const to = created - 2 * connections
     let index = 0
     const reads: RequestSpec[] = [
@@ -103,7 +113,15 @@ export async function measureApiRates(options: {
       },
     ]
     const read = await autocannon({ url, connections, duration: options.seconds, requests: reads })
+    const readEnd = await cpu.read()
+    await cpu.close()
+    const perRequest = (start: CpuReading, end: CpuReading, answered: number) => ({
+      service: (end.service - start.service) / answered,
+      postgres: [...end.backends].reduce((sum, [pid, ms]) => sum + ms - (start.backends.get(pid) ?? 0), 0) / answered,
+    })
     return {
+      createCpu: perRequest(createStart, createEnd, create.requests.average * options.seconds),
+      readCpu: perRequest(createEnd, readEnd, read.requests.average * options.seconds),
       creates: create.requests.average,
       createP50: create.latency.p50,
       createP99: create.latency.p99,
@@ -115,5 +133,29 @@ export async function measureApiRates(options: {
   } finally {
     await stopChildren(children)
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+interface CpuReading {
+  service: number
+  /** CPU ms per PostgreSQL backend connected to the database. */
+  backends: Map<number, number>
+}
+
+/** CPU of the service process and of the database's PostgreSQL backends (pg_stat_activity, /proc). */
+function cpuMeter(databaseUrl: string, servicePid: number) {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  const connected = client.connect()
+  return {
+    async read(): Promise<CpuReading> {
+      await connected
+      const rows = await client.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      )
+      const backends = new Map<number, number>()
+      for (const { pid } of rows.rows) backends.set(pid, readStat(`/proc/${pid}/stat`)?.cpuMs ?? 0)
+      return { service: readStat(`/proc/${servicePid}/stat`)?.cpuMs ?? 0, backends }
+    },
+    close: () => client.end(),
   }
 }

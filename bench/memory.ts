@@ -5,7 +5,9 @@
 // (/proc, anonymous and file-backed), V8 heap used/total, external and the WebAssembly memory
 // (PGlite's linear memory: external memory outside ArrayBuffers). Target: RSS ≤ 300 MB.
 // PAYWATCH_* variables (e.g. PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB) are passed on to the service;
-// BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX is 2 as `npm start` sets it unless given. Then BENCH_CREATE_SECONDS (default 10) of creates through the API
+// BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_
+// are what `npm start` sets unless given (BENCH_GLIBC_DEFAULTS=true: glibc's own thresholds);
+// BENCH_NO_RELEASE=true runs the service without the release after bursts (src/cli/memory-release.ts). Then BENCH_CREATE_SECONDS (default 10) of creates through the API
 // (32 at a time): creates/s and the RSS after them, and again BENCH_SETTLE_SECONDS (default 15) later.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -86,8 +88,10 @@ try {
       PAYWATCH_DATA_DIR: dir,
       PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
-      // As `npm start` and `npx paywatch` run it (bin/paywatch.js); MALLOC_ARENA_MAX=16 compares.
+      // As `npm start` and `npx paywatch` run it (bin/paywatch.js); MALLOC_ARENA_MAX=16 compares, and
+      // BENCH_GLIBC_DEFAULTS=true leaves glibc's dynamic mmap and trim thresholds.
       MALLOC_ARENA_MAX: '2',
+      ...(process.env.BENCH_GLIBC_DEFAULTS === 'true' ? {} : { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' }),
       PAYWATCH_RATE_RPS: '1000000',
       PAYWATCH_RATE_PARALLEL: '100000',
       PAYWATCH_RATE_DAILY: '1000000000',

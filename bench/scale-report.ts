@@ -218,11 +218,15 @@ async function printApiRates(context: ScaleReportContext): Promise<void> {
     })
   }
   console.log()
-  console.log('| round | table | creates/s | p50 / p99 ms | reads/s (each signed) | p50 / p99 ms | failed |')
-  console.log('|---|---|---:|---|---:|---|---:|')
+  console.log(
+    '| round | table | creates/s | p50 / p99 ms | CPU ms/create: service, PostgreSQL | reads/s (each signed) | p50 / p99 ms | CPU ms/read: service, PostgreSQL | failed |',
+  )
+  console.log('|---|---|---:|---|---|---:|---|---|---:|')
   results.forEach(({ table, rates }, i) =>
     console.log(
-      `| ${Math.floor(i / 2) + 1} | ${table} | ${rates.creates.toFixed(0)} | ${rates.createP50} / ${rates.createP99} | ${rates.reads.toFixed(0)} | ${rates.readP50} / ${rates.readP99} | ${rates.failed} |`,
+      `| ${Math.floor(i / 2) + 1} | ${table} | ${rates.creates.toFixed(0)} | ${rates.createP50} / ${rates.createP99} | ` +
+        `${rates.createCpu.service.toFixed(3)}, ${rates.createCpu.postgres.toFixed(3)} | ${rates.reads.toFixed(0)} | ` +
+        `${rates.readP50} / ${rates.readP99} | ${rates.readCpu.service.toFixed(3)}, ${rates.readCpu.postgres.toFixed(3)} | ${rates.failed} |`,
     ),
   )
   // Per round (empty, then this one, back to back), then the median of the rounds: the shared machine's
@@ -236,6 +240,13 @@ async function printApiRates(context: ScaleReportContext): Promise<void> {
   const sum = (table: string, field: 'creates' | 'reads') =>
     results.filter((r) => r.table === table).reduce((total, r) => total + r.rates[field], 0)
   console.log()
+  // CPU per request, summed over the rounds: what the table's size costs, little moved by the machine's load.
+  const cpu = (table: string, field: 'createCpu' | 'readCpu') =>
+    results.filter((r) => r.table === table).reduce((total, r) => total + r.rates[field].service + r.rates[field].postgres, 0)
+  console.log(
+    `CPU ms per request (service + PostgreSQL), this table / empty: creates ×${(cpu('this one', 'createCpu') / cpu('empty', 'createCpu')).toFixed(2)}, ` +
+      `reads ×${(cpu('this one', 'readCpu') / cpu('empty', 'readCpu')).toFixed(2)} (≤ 1.1: the rates would keep within 10% on a quiet machine)`,
+  )
   for (const field of ['creates', 'reads'] as const)
     console.log(
       `ratio this table / empty, ${field}/s: per round ${ratios(field)
