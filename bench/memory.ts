@@ -42,6 +42,12 @@ interface Usage {
   arrayBuffers: number
 }
 
+/** Minor page faults of a process so far (/proc/<pid>/stat field 10): memory given back and taken again costs faults. */
+function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[7])
+}
+
 /** The process's resident memory from /proc: anonymous (heaps, malloc, WebAssembly) and file-backed (code). */
 function residentOf(pid: number): { total: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -141,6 +147,7 @@ try {
   const createsEnd = Date.now() + CREATE_SECONDS * 1000
   const createsStart = Date.now()
   const cpuBefore = readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0
+  const faultsBefore = minorFaults(service.pid!)
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       while (Date.now() < createsEnd) {
@@ -168,6 +175,7 @@ try {
   const createRate = created / ((Date.now() - createsStart) / 1000)
   // The service's CPU per create: what a setting costs, readable on a machine others load (creates/s is not).
   const cpuPerCreate = ((readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0) - cpuBefore) / created
+  const faultsPerCreate = (minorFaults(service.pid!) - faultsBefore) / created
   const { usage } = await askChild<{ usage: Usage }>(service, 'memory')
   const after = residentOf(service.pid!)
   if (process.env.BENCH_SNAPSHOT) {
@@ -176,7 +184,7 @@ try {
   }
   const collected = await askChild<{ usage: Usage }>(service, 'gc')
   console.log(
-    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s, service CPU ${cpuPerCreate.toFixed(2)} ms per create; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
+    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s, service CPU ${cpuPerCreate.toFixed(2)} ms and ${faultsPerCreate.toFixed(1)} page faults per create; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
       `heap used ${mb(usage.heapUsed)} of ${mb(usage.heapTotal)}, WebAssembly ${mb(usage.external - usage.arrayBuffers)} MB)` +
       (process.env.BENCH_NODE_FLAGS?.includes('--expose-gc')
         ? `; after a full collection: heap used ${mb(collected.usage.heapUsed)} MB, RSS ${mb(residentOf(service.pid!).total)} MB`
