@@ -16,6 +16,8 @@ export interface MemoryReleaseOptions {
   slackBytes?: number
   /** The event loop's busy share over an interval below which the service counts as quiet. */
   quiet?: number
+  /** At most one release per this many ms: under a steady load the heap regrows, and a release each time would cost more than it gives. */
+  minSpacingMs?: number
 }
 
 export interface MemoryRelease {
@@ -33,6 +35,7 @@ export interface MemoryReleaseProbes {
   loopBusy: () => number
   heapTotal: () => number
   gc: GcFunction
+  now: () => number
 }
 
 /** Starts watching; `paywatch serve` calls it once. */
@@ -47,6 +50,7 @@ export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): Me
     },
     heapTotal: () => process.memoryUsage().heapTotal,
     gc: exposedGc(),
+    now: () => performance.now(),
   })
   const timer = setInterval(release.tick, options.intervalMs ?? 5_000)
   timer.unref()
@@ -61,9 +65,13 @@ export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): Me
 
 /** The decision, on given probes: collect when the loop is quiet and the heap is well above its rest. */
 export function createMemoryRelease(options: MemoryReleaseOptions, probes: MemoryReleaseProbes): MemoryRelease {
-  const slackBytes = options.slackBytes ?? 24 * 2 ** 20
-  const quiet = options.quiet ?? 0.25
+  const slackBytes = options.slackBytes ?? 16 * 2 ** 20
+  // Busy shares read high on a host loaded by other processes (time descheduled counts as busy), and a
+  // burst keeps the loop busy all the time: half is quiet enough.
+  const quiet = options.quiet ?? 0.5
+  const minSpacingMs = options.minSpacingMs ?? 60_000
   let releases = 0
+  let lastRelease = Number.NEGATIVE_INFINITY
   // The heap at rest: the smallest committed heap seen, or what the last release left.
   let rest = Number.POSITIVE_INFINITY
   return {
@@ -74,9 +82,10 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
       const busy = probes.loopBusy()
       const heapTotal = probes.heapTotal()
       rest = Math.min(rest, heapTotal)
-      if (busy > quiet || heapTotal - rest < slackBytes) return
+      if (busy > quiet || heapTotal - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
       probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
       releases++
+      lastRelease = probes.now()
       rest = probes.heapTotal()
     },
     stop() {},

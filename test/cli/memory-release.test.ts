@@ -24,6 +24,8 @@ function probes(samples: { busy: number; heap: number }[]) {
         collected.push(i)
         heap = 60 * MB
       },
+      // One tick a minute: the spacing between releases never holds these back.
+      now: () => i * 60_000,
     },
   }
 }
@@ -37,7 +39,7 @@ test('collects once after a burst, when the loop is quiet again and the heap gre
     { busy: 0.1, heap: 62 * MB }, // at rest: nothing
     { busy: 0.1, heap: 70 * MB }, // grown less than the slack: nothing
   ])
-  const release = createMemoryRelease({ slackBytes: 24 * MB, quiet: 0.25 }, p)
+  const release = createMemoryRelease({ slackBytes: 24 * MB, quiet: 0.25, minSpacingMs: 60_000 }, p)
   for (let k = 0; k < 6; k++) release.tick()
   assert.deepEqual(collected, [4])
   assert.equal(release.releases, 1)
@@ -50,9 +52,33 @@ test('the rest after a release is what the release left: a heap that stays large
     { busy: 0.1, heap: 75 * MB }, // 15 above what the release left: nothing
     { busy: 0.1, heap: 75 * MB },
   ])
-  const release = createMemoryRelease({ slackBytes: 24 * MB }, p)
+  const release = createMemoryRelease({ slackBytes: 24 * MB, minSpacingMs: 60_000 }, p)
   for (let k = 0; k < 4; k++) release.tick()
   assert.deepEqual(collected, [2])
+})
+
+test('under a steady load that regrows the heap, at most one release per spacing', () => {
+  let clock = 0
+  let heap = 60 * MB
+  const collected: number[] = []
+  const release = createMemoryRelease(
+    { slackBytes: 16 * MB, quiet: 0.5, minSpacingMs: 60_000 },
+    {
+      loopBusy: () => 0.4,
+      heapTotal: () => heap,
+      gc: () => {
+        collected.push(clock)
+        heap = 60 * MB
+      },
+      now: () => clock,
+    },
+  )
+  // A tick every 5 s for two minutes; the heap regrows by 20 MB between ticks.
+  for (clock = 0; clock <= 120_000; clock += 5_000) {
+    release.tick()
+    heap += 20 * MB
+  }
+  assert.deepEqual(collected, [5_000, 65_000])
 })
 
 test('the real collection gives back a heap grown by garbage', () => {
