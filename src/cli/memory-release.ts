@@ -4,11 +4,12 @@ import { runInNewContext } from 'node:vm'
 
 /**
  * V8 keeps the heap a burst of requests grew (old generation and 16 MB semi-spaces) committed after the
- * burst: ~60 MB of RSS on the embedded database after 20 s of creates at full speed, still there while
- * the service goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event
- * loop is quiet again and the heap holds that much more than it did at rest, one full collection that
- * shrinks the heap (V8's "last resort" flavour: compacting, new space shrunk) gives it back. It runs
- * only when the loop was at most QUIET busy over the last interval, so it takes nothing from a burst.
+ * burst: ~60 MB of RSS on the embedded database after 20 s of creates, still there while the service
+ * goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event loop is quiet
+ * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the heap holds 16 MB more
+ * than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
+ * space shrunk) gives it back; at most once a minute, so a steady load does not pay for it (a pause of
+ * tens of ms) more often.
  */
 export interface MemoryReleaseOptions {
   intervalMs?: number
