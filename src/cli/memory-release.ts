@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm'
  * goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event loop is quiet
  * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the heap holds 16 MB more
  * than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
- * space shrunk) gives it back; at most once a minute, so a steady load does not pay for it (a pause of
+ * space shrunk) gives it back; at most once in 30 s, so a steady load does not pay for it (a pause of
  * tens of ms) more often.
  */
 export interface MemoryReleaseOptions {
@@ -71,7 +71,7 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
   // the fast path's checks of the burst's trackings wait mostly on RPC answers for a while, and a host
   // loaded by other processes reads busy high (time descheduled counts as busy): 80% is quiet enough.
   const quiet = options.quiet ?? 0.8
-  const minSpacingMs = options.minSpacingMs ?? 60_000
+  const minSpacingMs = options.minSpacingMs ?? 30_000
   let releases = 0
   let lastRelease = Number.NEGATIVE_INFINITY
   // The heap at rest: the smallest committed heap seen, or what the last release left.
