@@ -4,10 +4,13 @@
 import { PerformanceObserver } from 'node:perf_hooks'
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8'
 import { limitHeapGrowth } from '../src/cli/heap-growth.ts'
+import { releaseMemoryAfterBursts } from '../src/cli/memory-release.ts'
 import { loadConfig } from '../src/config/config.ts'
 import { createService } from '../src/service.ts'
 
 limitHeapGrowth()
+// As `paywatch serve` runs (BENCH_NO_RELEASE=true compares without it).
+const memory = process.env.BENCH_NO_RELEASE === 'true' ? undefined : releaseMemoryAfterBursts()
 const service = await createService(loadConfig(), { background: process.argv.includes('--background') })
 const address = await service.listen()
 console.log(JSON.stringify({ listening: address }))
@@ -28,7 +31,13 @@ if (process.send) {
     // 'gc': the same figures after a full collection (node started with --expose-gc): what is retained.
     if (message === 'gc') (globalThis as { gc?: () => void }).gc?.()
     if (message === 'memory' || message === 'gc')
-      process.send!({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics(), heap: getHeapStatistics(), gc })
+      process.send!({
+        usage: process.memoryUsage(),
+        spaces: getHeapSpaceStatistics(),
+        heap: getHeapStatistics(),
+        gc,
+        releases: memory?.releases ?? 0,
+      })
     if (typeof message === 'object' && message && 'snapshot' in message)
       process.send!({ written: writeHeapSnapshot(String(message.snapshot)) })
   })

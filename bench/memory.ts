@@ -5,7 +5,9 @@
 // (/proc, anonymous and file-backed), V8 heap used/total, external and the WebAssembly memory
 // (PGlite's linear memory: external memory outside ArrayBuffers). Target: RSS ≤ 300 MB.
 // PAYWATCH_* variables (e.g. PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB) are passed on to the service;
-// BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX is 2 as `npm start` sets it unless given. Then BENCH_CREATE_SECONDS (default 10) of creates through the API
+// BENCH_NODE_FLAGS adds node flags; MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_
+// are what `npm start` sets unless given (BENCH_GLIBC_DEFAULTS=true: glibc's own thresholds);
+// BENCH_NO_RELEASE=true runs the service without the release after bursts (src/cli/memory-release.ts). Then BENCH_CREATE_SECONDS (default 10) of creates through the API
 // (32 at a time): creates/s and the RSS after them, and again BENCH_SETTLE_SECONDS (default 15) later.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,6 +22,7 @@ import { migrate } from '../src/store/migrate.ts'
 import { startAnvil } from '../test/support/index.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
+import { readStat } from './proc-cpu.ts'
 import { askChild, createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -37,6 +40,12 @@ interface Usage {
   heapTotal: number
   external: number
   arrayBuffers: number
+}
+
+/** Minor page faults of a process so far (/proc/<pid>/stat field 10): memory given back and taken again costs faults. */
+function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[7])
 }
 
 /** The process's resident memory from /proc: anonymous (heaps, malloc, WebAssembly) and file-backed (code). */
@@ -71,7 +80,7 @@ try {
   writeFileSync(configFile, JSON.stringify({ chains: { ethereum: { rpc: [anvil.rpcUrl, anvil.wsUrl], chainId: anvil.chainId } } }))
   const passedOn = Object.fromEntries(
     Object.entries(process.env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_ARENA_MAX$)/.test(entry[0]),
+      (entry): entry is [string, string] => entry[1] !== undefined && /^(PAYWATCH_|MALLOC_|BENCH_NO_RELEASE$)/.test(entry[0]),
     ),
   )
   const nodeFlags = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])]
@@ -85,8 +94,10 @@ try {
       PAYWATCH_DATA_DIR: dir,
       PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
-      // As `npm start` and `npx paywatch` run it (bin/paywatch.js); MALLOC_ARENA_MAX=16 compares.
+      // As `npm start` and `npx paywatch` run it (bin/paywatch.js); MALLOC_ARENA_MAX=16 compares, and
+      // BENCH_GLIBC_DEFAULTS=true leaves glibc's dynamic mmap and trim thresholds.
       MALLOC_ARENA_MAX: '2',
+      ...(process.env.BENCH_GLIBC_DEFAULTS === 'true' ? {} : { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' }),
       PAYWATCH_RATE_RPS: '1000000',
       PAYWATCH_RATE_PARALLEL: '100000',
       PAYWATCH_RATE_DAILY: '1000000000',
@@ -135,6 +146,8 @@ try {
   let created = 0
   const createsEnd = Date.now() + CREATE_SECONDS * 1000
   const createsStart = Date.now()
+  const cpuBefore = readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0
+  const faultsBefore = minorFaults(service.pid!)
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       while (Date.now() < createsEnd) {
@@ -160,6 +173,9 @@ try {
     }),
   )
   const createRate = created / ((Date.now() - createsStart) / 1000)
+  // The service's CPU per create: what a setting costs, readable on a machine others load (creates/s is not).
+  const cpuPerCreate = ((readStat(`/proc/${service.pid}/stat`)?.cpuMs ?? 0) - cpuBefore) / created
+  const faultsPerCreate = (minorFaults(service.pid!) - faultsBefore) / created
   const { usage } = await askChild<{ usage: Usage }>(service, 'memory')
   const after = residentOf(service.pid!)
   if (process.env.BENCH_SNAPSHOT) {
@@ -168,7 +184,7 @@ try {
   }
   const collected = await askChild<{ usage: Usage }>(service, 'gc')
   console.log(
-    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
+    `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s, service CPU ${cpuPerCreate.toFixed(2)} ms and ${faultsPerCreate.toFixed(1)} page faults per create; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
       `heap used ${mb(usage.heapUsed)} of ${mb(usage.heapTotal)}, WebAssembly ${mb(usage.external - usage.arrayBuffers)} MB)` +
       (process.env.BENCH_NODE_FLAGS?.includes('--expose-gc')
         ? `; after a full collection: heap used ${mb(collected.usage.heapUsed)} MB, RSS ${mb(residentOf(service.pid!).total)} MB`
@@ -177,7 +193,13 @@ try {
   // Following on for a while after the burst: whether the memory it took comes back.
   const settle = Number(process.env.BENCH_SETTLE_SECONDS ?? 15)
   await new Promise((resolve) => setTimeout(resolve, settle * 1000))
-  console.log(`${settle} s after the creates (following blocks): RSS ${mb(residentOf(service.pid!).total)} MB`)
+  const settled = await askChild<{ usage: Usage; releases: number }>(service, 'memory')
+  const rest = residentOf(service.pid!)
+  console.log(
+    `${settle} s after the creates (following blocks): RSS ${mb(rest.total)} MB (anon ${mb(rest.anon)}, heap used ` +
+      `${mb(settled.usage.heapUsed)} of ${mb(settled.usage.heapTotal)}, WebAssembly ${mb(settled.usage.external - settled.usage.arrayBuffers)} MB; ` +
+      `${settled.releases} release(s) after bursts)`,
+  )
 } finally {
   await stopChildren(children)
   rmSync(dir, { recursive: true, force: true })

@@ -8,6 +8,11 @@
 // number of pending trackings. BENCH_SIZES (default 1000,10000,100000) and BENCH_BLOCKS (default 30) change the run;
 // BENCH_PROVIDERS (default 1) serves the chain through that many provider URLs of the same Anvil, and
 // BENCH_QUORUM (default 1) sets the chain's quorum (bench/quorum.ts compares quorum 1 with 2 of 3).
+// BENCH_NONCELESS_PERCENT (default 0) of the bulk-inserted trackings are nonce-less (nonce NULL, a
+// deadline, half of them without a sender; bench/bulk-pending.ts). BENCH_SCALE_REPORT=true prints after
+// the largest size the table and index sizes, the bounded queries' p50/p99 with their plans, and on
+// PostgreSQL bench:api's rates against an empty table and this one (bench/scale-report.ts). A million:
+// BENCH_SIZES=1000,1000000 BENCH_NONCELESS_PERCENT=25 BENCH_SCALE_REPORT=true DATABASE_URL=… npm run bench:tracking
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { sql, type KyselyPlugin } from 'kysely'
@@ -20,6 +25,8 @@ import type { Tracking } from '../src/domain/tracking.ts'
 import { insertTracking } from '../src/store/trackings.ts'
 import { deployToken, startAnvil, testTokenAbi } from '../test/support/index.ts'
 import { startTestService } from '../test/support/service.ts'
+import { insertNoncelessPending } from './bulk-pending.ts'
+import { scaleReport } from './scale-report.ts'
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number)
 /**
@@ -34,6 +41,7 @@ const MATCHES_PER_BLOCK = 10
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
 const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 1)
 const QUORUM = Number(process.env.BENCH_QUORUM ?? 1)
+const NONCELESS_PERCENT = Number(process.env.BENCH_NONCELESS_PERCENT ?? 0)
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -188,7 +196,9 @@ try {
   const rows: string[][] = []
   for (const size of SIZES) {
     // Bulk insert of non-matching pending trackings: random senders, half named by a random hash.
-    const missing = size - pending
+    const nonceless = Math.round(((size - pending) * NONCELESS_PERCENT) / 100)
+    await insertNoncelessPending(service.database.db, { accountId, count: nonceless, tag: String(size), native: NATIVE })
+    const missing = size - pending - nonceless
     await sql`
       INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
         commitment, confirmations, after_block, amount, transaction, status, created_at, updated_at, nonceless, deadline)
@@ -197,10 +207,12 @@ try {
           ELSE '0x' || substr(md5('s' || g || ${size}), 1, 32) || substr(md5('t' || g || ${size}), 1, 8) END,
         CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN NULL ELSE g % 100 END,
         '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
-        CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending', now(), now(),
+        CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending',
+        date_trunc('milliseconds', now()), now(),
         ${NONCELESS} AND g % 2 = 1, CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN 4102444800 END
       FROM generate_series(1, ${missing}::int) AS g`.execute(service.database.db)
-    await sql`ANALYZE trackings`.execute(service.database.db)
+    // As autovacuum would after a bulk insert: statistics, and the visibility map index-only scans need.
+    await sql`VACUUM ANALYZE trackings`.execute(service.database.db)
     pending = size
 
     const rpcPerBlock: number[] = []
@@ -352,6 +364,15 @@ try {
     `ratio ${largest[0]} vs ${smallest[0]} pending: RPC calls/block ×${ratio(2)}, DB queries/block ×${ratio(3)}, ` +
       `processing p50 ×${ratio(4)}`,
   )
+  if (process.env.BENCH_SCALE_REPORT === 'true')
+    await scaleReport({
+      db: service.database.db,
+      kind: service.database.kind,
+      databaseUrl: service.config.databaseUrl,
+      accountId,
+      chain: 'ethereum',
+      rpc: { rpcUrl: anvil.rpcUrl, chainId: anvil.chainId },
+    })
   await engine.stop()
 } finally {
   await service.close()

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { countPendingTrackings } from '../store/tracking-matches.ts'
+import { countPendingTrackings, type PendingCounts } from '../store/pending-counts.ts'
 import { createChartCache } from './chart-cache.ts'
 import { chart, fillBuckets } from './charts.ts'
 import type { ChainState, DashboardDeps } from './deps.ts'
@@ -11,7 +11,7 @@ const HOURS = 3
 const COUNT_BUCKET_S = 60
 const LATENCY_BUCKET_S = 300
 
-export function chainRows(chains: ChainState[], pending: Map<string, number>): Html {
+export function chainRows(chains: ChainState[], pending: PendingCounts): Html {
   if (chains.length === 0) return html`<p>No chain is configured.</p>`
   return html`<div class="table-wrap"><table>
     <caption class="visually-hidden">Tracked chains</caption>
@@ -23,11 +23,19 @@ export function chainRows(chains: ChainState[], pending: Map<string, number>): H
         <td>${chain.ok ? html`<span class="badge badge-success">ready</span>` : html`<span class="badge badge-failed">not ready</span>`}${chain.error ? html` <span class="muted">${chain.error}</span>` : ''}</td>
         <td class="num" data-field="head">${chain.head ?? '—'}</td>
         <td class="num">${chain.headAgeSeconds === undefined ? '—' : `${chain.headAgeSeconds} s`}</td>
-        <td class="num" data-field="pending">${pending.get(chain.name) ?? 0}</td>
+        <td class="num" data-field="pending"${pending.estimated ? html` title="estimated from the database's statistics"` : ''}>${pendingText(pending, chain.name)}</td>
       </tr>`,
     )}
     </tbody></table></div>
     ${chains.filter((chain) => chain.providers?.length).map(providerTable)}`
+}
+
+/** Past 10,000 pending the count is the planner's estimate: shown rounded, with a "≈". */
+function pendingText(pending: PendingCounts, chain: string): string {
+  const count = pending.counts.get(chain) ?? 0
+  if (!pending.estimated) return String(count)
+  const rounded = Number(count.toPrecision(Math.min(3, String(count).length)))
+  return `≈${rounded.toLocaleString('en')}`
 }
 
 function providerTable(chain: ChainState): Html {
@@ -60,7 +68,7 @@ export async function overviewRoutes(app: FastifyInstance, deps: DashboardDeps):
     )
     const [chains, pending, completed, latency] = await Promise.all([
       deps.chainReadiness() as Promise<ChainState[]>,
-      countPendingTrackings(deps.db),
+      countPendingTrackings(deps.db, deps.chainNames),
       charts.completed(countStart, now),
       charts.latency(latencyStart, now),
     ])

@@ -49,7 +49,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
       listAccounts(deps),
     ])
     const accountNames = new Map(accounts.map((a) => [a.id, a.name]))
-    const last = found.trackings.at(-1)
+    const next = found.next
     const filters = { q: query.q, status, chain: query.chain, account: query.account }
     const content = html`<form method="get" action="/dashboard/payments" class="filters" role="search">
         <div class="field grow"><label for="q">Search</label>
@@ -64,7 +64,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
       </form>
       ${
         found.trackings.length === 0
-          ? html`<p role="status">No payment matches.</p>`
+          ? html`<p role="status">${next ? 'No payment matches among the most recent ones searched; Older searches on.' : 'No payment matches.'}</p>`
           : html`<div class="table-wrap"><table class="payments">
         <caption class="visually-hidden">Payments, newest first</caption>
         <thead><tr><th scope="col">secret_id</th><th scope="col">Status</th><th scope="col">Chain</th><th scope="col">Amount</th><th scope="col">Sender</th><th scope="col">Account</th><th scope="col">Created</th></tr></thead>
@@ -78,7 +78,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
       }
       <nav aria-label="Pages" class="pager">
         ${query.before ? html`<a href="/dashboard/payments${queryString(filters)}">Newest</a>` : ''}
-        ${found.more && last ? html`<a href="/dashboard/payments${queryString({ ...filters, before: `${last.createdAt.toISOString()}_${last.id}` })}">Older</a>` : ''}
+        ${next ? html`<a href="/dashboard/payments${queryString({ ...filters, before: `${next.createdAt.toISOString()}_${next.id}` })}">Older</a>` : ''}
       </nav>`
     return sendPage(reply, page({ title: 'Payments', section: 'payments', csrfToken: request.dashboardSession!.csrfToken }, content))
   })

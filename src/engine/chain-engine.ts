@@ -4,7 +4,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { ChainReadiness } from '../common/readiness.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
-import { countPendingTrackings } from '../store/tracking-matches.ts'
+import { countPendingTrackings } from '../store/pending-counts.ts'
 import { createChainContext, type ChainContext } from './chain-context.ts'
 import type { BlockProcessed } from './chain-processor.ts'
 import type { ChainRunner } from './chain-runner.ts'
@@ -55,10 +55,11 @@ export interface ChainEngine {
 export function createChainEngine(common: Common, deps: ChainEngineDeps, options: ChainEngineOptions = {}): ChainEngine {
   const { logger, clock } = common
   const db = deps.database.db
+  const chainNames = deps.chains.all().map((c) => c.config.name)
   const metrics = createEngineMetrics(common.metrics.registry, {
     now: clock,
-    chains: deps.chains.all().map((c) => c.config.name),
-    countPending: () => countPendingTrackings(db),
+    chains: chainNames,
+    countPending: async () => (await countPendingTrackings(db, chainNames)).counts,
   })
   const contexts = new Map<string, ChainContext>()
   const leases = createLeaseChannel(

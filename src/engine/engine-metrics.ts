@@ -15,7 +15,7 @@ export interface EngineMetrics {
 /**
  * Per chain: head number and age, finalized block, blocks processed, processing time, reorgs,
  * completions, successes reverted by a reorg; and pending trackings, counted from the database
- * when scraped.
+ * when scraped (exactly up to 10,000, estimated past that: src/store/pending-counts.ts).
  */
 export function createEngineMetrics(
   registry: Registry,

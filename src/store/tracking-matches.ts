@@ -182,14 +182,3 @@ export async function findPendingTrackings(db: Db, ids: readonly string[]): Prom
   const rows = await db.selectFrom('trackings').selectAll().where('id', 'in', ids).where('status', '=', 'pending').execute()
   return rows.map(rowToTracking)
 }
-
-/** Pending trackings per chain (the metrics gauge, counted when scraped). */
-export async function countPendingTrackings(db: Db): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom('trackings')
-    .select(['blockchain', db.fn.countAll<string>().as('count')])
-    .where('status', '=', 'pending')
-    .groupBy('blockchain')
-    .execute()
-  return new Map(rows.map((row) => [row.blockchain, Number(row.count)]))
-}

@@ -31,7 +31,8 @@ async function connect(): Promise<TestCableClient> {
   return client
 }
 
-const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> =>
+  subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
 
 const release = (apiKey: string, t: Tracking) =>
   service.api(apiKey, {

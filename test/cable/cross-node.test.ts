@@ -37,7 +37,8 @@ async function connect(node: TestService): Promise<TestCableClient> {
   return client
 }
 
-const subscribed = (client: TestCableClient, t: Tracking): Promise<string> => subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
+const subscribed = (client: TestCableClient, t: Tracking): Promise<string> =>
+  subscribeConfirmed(client, t as Tracking & { sender: string; nonce: bigint })
 
 const releaseThroughA = (t: Tracking) =>
   nodeA.api(apiKey, {

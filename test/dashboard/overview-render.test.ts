@@ -24,7 +24,7 @@ test('chains with their providers (head, lag, capabilities, state) and pending c
       },
       { name: 'polygon', ok: false, error: 'no provider serves <polygon>' },
     ],
-    new Map([['ethereum', 7]]),
+    { counts: new Map([['ethereum', 7]]), estimated: false },
   ).text
   assert.match(text, /<th scope="row">ethereum<\/th>/)
   assert.match(text, /data-field="pending">7</)
@@ -37,4 +37,14 @@ test('chains with their providers (head, lag, capabilities, state) and pending c
   assert.match(text, /not ready/)
   assert.match(text, /no provider serves &lt;polygon&gt;/)
   assert.doesNotMatch(text, /Providers of polygon/)
+})
+
+test("a pending count past 10,000 is the database's estimate: shown rounded, with ≈ and a title saying so", () => {
+  const chains = [
+    { name: 'ethereum', ok: true },
+    { name: 'polygon', ok: true },
+  ]
+  const text = chainRows(chains, { counts: new Map([['ethereum', 1_004_213]]), estimated: true }).text
+  assert.match(text, /data-field="pending" title="estimated from the database's statistics">≈1,000,000</)
+  assert.match(text, /<th scope="row">polygon<\/th>[\s\S]*data-field="pending" title="[^"]*">≈0</)
 })

@@ -2,6 +2,7 @@
 // filters, and keyset paging that neither skips nor repeats a payment.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { SEARCH_WINDOW } from '../../src/store/dashboard-payments.ts'
 import { insertTrackings } from '../../src/store/trackings.ts'
 import { ADMIN_TOKEN, startTestService, type TestService } from '../support/service.ts'
 import { testTracking } from '../support/trackings.ts'
@@ -100,4 +101,31 @@ test('a payment without a nonce or sender: the list and its page show it with it
   assert.match(page.body, /waiting for a payment to/)
   assert.match(page.body, /&quot;deadline&quot;: 1900000000/)
   assert.match(page.body, /&quot;nonce&quot;: null/)
+})
+
+test('a filter without an index of its own searches a bounded window per page, and Older searches on', async () => {
+  // 3 payments on another chain, then more than one window of newer payments (account C) above them.
+  const { accountId: accountC } = await service.newAccount('C')
+  const t1 = t0 + 1_000_000
+  await insertTrackings(
+    service.database.db,
+    Array.from({ length: 3 }, (_, i) =>
+      testTracking(accountC, { secretId: `old-polygon-${i}`, blockchain: 'polygon', createdAt: new Date(t1 + i) }),
+    ),
+  )
+  await insertTrackings(
+    service.database.db,
+    Array.from({ length: SEARCH_WINDOW + 10 }, (_, i) =>
+      testTracking(accountC, { secretId: `c-${i}`, nonce: BigInt(i), createdAt: new Date(t1 + 1_000 + i) }),
+    ),
+  )
+  const first = await list('?chain=polygon')
+  assert.deepEqual(first.secrets, [])
+  assert.ok(first.older, 'a page that searched its whole window links to the next one')
+  const second = await list(first.older!.slice('/dashboard/payments'.length))
+  assert.deepEqual(second.secrets, ['old-polygon-2', 'old-polygon-1', 'old-polygon-0'])
+  // The same with a lead (the account) and a filter beside it (the status).
+  const pendingPolygon = await list(`?account=${accountC}&chain=polygon&status=pending`)
+  assert.deepEqual(pendingPolygon.secrets, [])
+  assert.equal((await list(pendingPolygon.older!.slice('/dashboard/payments'.length))).secrets.length, 3)
 })

@@ -1,0 +1,103 @@
+import { performance } from 'node:perf_hooks'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+
+/**
+ * V8 keeps the heap a burst of requests grew (old generation and 16 MB semi-spaces) committed after the
+ * burst: ~60 MB of RSS on the embedded database after 20 s of creates, still there while the service
+ * goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event loop is quiet
+ * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the heap holds 16 MB more
+ * than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
+ * space shrunk) gives it back; at most once in 30 s, so a steady load does not pay for it (a pause of
+ * tens of ms) more often.
+ */
+export interface MemoryReleaseOptions {
+  intervalMs?: number
+  /** Heap committed beyond the heap at rest that is worth a collection, in bytes. */
+  slackBytes?: number
+  /** The event loop's busy share over an interval below which the service counts as quiet. */
+  quiet?: number
+  /** At most one release per this many ms: under a steady load the heap regrows, and a release each time would cost more than it gives. */
+  minSpacingMs?: number
+}
+
+export interface MemoryRelease {
+  /** Collections run so far (the benchmarks print it). */
+  readonly releases: number
+  /** One look at the loop and the heap (run by the interval; tests call it directly). */
+  tick(): void
+  stop(): void
+}
+
+type GcFunction = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void
+
+export interface MemoryReleaseProbes {
+  /** The event loop's busy share since the previous call. */
+  loopBusy: () => number
+  heapTotal: () => number
+  gc: GcFunction
+  now: () => number
+}
+
+/** Starts watching; `paywatch serve` calls it once. */
+export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): MemoryRelease {
+  let lastLoop = performance.eventLoopUtilization()
+  const release = createMemoryRelease(options, {
+    loopBusy: () => {
+      const loop = performance.eventLoopUtilization()
+      const busy = performance.eventLoopUtilization(loop, lastLoop).utilization
+      lastLoop = loop
+      return busy
+    },
+    heapTotal: () => process.memoryUsage().heapTotal,
+    gc: exposedGc(),
+    now: () => performance.now(),
+  })
+  const timer = setInterval(release.tick, options.intervalMs ?? 5_000)
+  timer.unref()
+  return {
+    ...release,
+    get releases() {
+      return release.releases
+    },
+    stop: () => clearInterval(timer),
+  }
+}
+
+/** The decision, on given probes: collect when the loop is quiet and the heap is well above its rest. */
+export function createMemoryRelease(options: MemoryReleaseOptions, probes: MemoryReleaseProbes): MemoryRelease {
+  const slackBytes = options.slackBytes ?? 16 * 2 ** 20
+  // A burst on the embedded database keeps the loop busy all the time (PostgreSQL runs on it); after it
+  // the fast path's checks of the burst's trackings wait mostly on RPC answers for a while, and a host
+  // loaded by other processes reads busy high (time descheduled counts as busy): 80% is quiet enough.
+  const quiet = options.quiet ?? 0.8
+  const minSpacingMs = options.minSpacingMs ?? 30_000
+  let releases = 0
+  let lastRelease = Number.NEGATIVE_INFINITY
+  // The heap at rest: the smallest committed heap seen, or what the last release left.
+  let rest = Number.POSITIVE_INFINITY
+  return {
+    get releases() {
+      return releases
+    },
+    tick() {
+      const busy = probes.loopBusy()
+      const heapTotal = probes.heapTotal()
+      rest = Math.min(rest, heapTotal)
+      if (busy > quiet || heapTotal - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
+      probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
+      releases++
+      lastRelease = probes.now()
+      rest = probes.heapTotal()
+    },
+    stop() {},
+  }
+}
+
+/** V8's gc() without --expose-gc on the command line: the flag set at run time, the function taken from a new context. */
+function exposedGc(): GcFunction {
+  const existing = (globalThis as { gc?: GcFunction }).gc
+  if (existing) return existing
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc') as GcFunction
+}
