@@ -2,6 +2,7 @@ import type { Config } from '../config/config.ts'
 import { createService } from '../service.ts'
 import { limitHeapGrowth } from './heap-growth.ts'
 import { onStopSignals } from './stop-signals.ts'
+import { stopWhenOrphaned } from './orphan-watch.ts'
 
 /** Runs until SIGTERM or SIGINT, then shuts down in order: HTTP, background work, database. */
 export async function serve(config: Config): Promise<void> {
@@ -14,6 +15,7 @@ export async function serve(config: Config): Promise<void> {
     await service?.close()
     service?.common.logger.info('stopped')
   })
+  stopWhenOrphaned()
   const service = await starting
   if (stopping()) return
   await service.listen()
