@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { createPublicClient, createWalletClient, http, parseEther, parseUnits, type Address, type Hash } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { anvil as anvilChain } from 'viem/chains'
-import { readDevSession, type DevSession } from './dev-session.ts'
+import { DEV_BLOCK_SECONDS, readDevSession, type DevSession } from './dev-session.ts'
 import { DEV_TOKEN, devTokenAbi, PAYEE, PAYER_KEY } from './dev-token.ts'
 
 const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
@@ -51,18 +51,21 @@ export async function devPay(dataDir: string, options: DevPayOptions): Promise<v
   })
   console.log(`payment ${secretId} registered: ${options.amount} ${unit} from ${payer.address} to ${PAYEE}`)
   const sent = options.underpay ? halfOf(options.amount) : options.amount
-  const hash = options.token
-    ? await wallet.writeContract({
-        address: token,
-        abi: devTokenAbi,
-        functionName: 'transfer',
-        args: [PAYEE, parseUnits(sent, DEV_TOKEN.decimals)],
-        nonce,
-      })
-    : await wallet.sendTransaction({ to: PAYEE, value: parseEther(sent), nonce })
-  console.log(`sent transaction ${hash}: ${sent} ${unit}${options.underpay ? ` (underpaid: ${options.amount} expected)` : ''}`)
+  const send = () =>
+    options.token
+      ? wallet.writeContract({
+          address: token,
+          abi: devTokenAbi,
+          functionName: 'transfer',
+          args: [PAYEE, parseUnits(sent, DEV_TOKEN.decimals)],
+          nonce,
+        })
+      : wallet.sendTransaction({ to: PAYEE, value: parseEther(sent), nonce })
+  const said = (hash: Hash) =>
+    console.log(`sent transaction ${hash}: ${sent} ${unit}${options.underpay ? ` (underpaid: ${options.amount} expected)` : ''}`)
+  if (options.reorg) return reorgAway(session, reader, api, secretId, send, said)
+  said(await send())
 
-  if (options.reorg) return reorgAway(session, reader, api, secretId, hash)
   const record = await until(`payment ${secretId} still pending`, async () => {
     const current = await api('GET', `/v2/payments/${secretId}`)
     return current.status !== 'pending' && current
@@ -80,26 +83,49 @@ export async function devPay(dataDir: string, options: DevPayOptions): Promise<v
   )
 }
 
-/** Waits until the service saw the transaction, then replaces its block (and any after it) by a reorg. */
+/**
+ * The payment in a block of its own that a reorg then replaces: interval mining pauses (so that the block
+ * does not become final meanwhile), the block is mined, the service sees the transaction, anvil_reorg
+ * replaces that block by an empty one, and interval mining resumes.
+ */
 async function reorgAway(
   session: DevSession,
   reader: ReturnType<typeof createPublicClient>,
   api: ReturnType<typeof apiOf>,
   secretId: string,
-  hash: Hash,
+  send: () => Promise<Hash>,
+  said: (hash: Hash) => void,
 ): Promise<void> {
-  const receipt = await reader.waitForTransactionReceipt({ hash, timeout: WAIT_MS })
-  await until(`the service did not see ${hash}`, async () => (await api('GET', `/v2/payments/${secretId}`)).transaction === hash)
-  const head = await reader.getBlockNumber()
-  const depth = Number(head - receipt.blockNumber) + 1
-  await rpc(session.rpc, 'anvil_reorg', [depth, []])
-  console.log(`reorg: blocks ${receipt.blockNumber}..${head} replaced; transaction ${hash} is no longer on the chain`)
-  // The service follows the new chain: the tracking forgets the transaction and waits for a payment again.
-  const record = await until(`payment ${secretId} still shows ${hash}`, async () => {
-    const current = await api('GET', `/v2/payments/${secretId}`)
-    return current.transaction !== hash && current
-  })
-  console.log(`payment ${record.status}: its transaction was removed by the reorg; the tracking waits for a new one`)
+  await rpc(session.rpc, 'evm_setIntervalMining', [0])
+  let hash: Hash
+  try {
+    hash = await send()
+    said(hash)
+    await rpc(session.rpc, 'evm_mine', [])
+    const receipt = await reader.waitForTransactionReceipt({ hash, timeout: WAIT_MS })
+    // The service has read the block once its follower's head (GET /readyz) reached it.
+    await until(`the service did not read block ${receipt.blockNumber}`, async () => (await followedHead(session)) >= receipt.blockNumber)
+    console.log(`the service read ${hash} in block ${receipt.blockNumber} (not final yet)`)
+    await rpc(session.rpc, 'anvil_reorg', [1, []])
+    console.log(`reorg: block ${receipt.blockNumber} replaced by an empty one; transaction ${hash} is no longer on the chain`)
+  } finally {
+    await rpc(session.rpc, 'evm_setIntervalMining', [DEV_BLOCK_SECONDS])
+  }
+  // The service follows the new chain past the replaced block: the tracking forgot the transaction.
+  const replaced = await reader.getBlockNumber()
+  await until(`the service did not follow the new chain`, async () => (await followedHead(session)) > replaced)
+  const record = await api('GET', `/v2/payments/${secretId}`)
+  console.log(
+    record.status === 'pending'
+      ? `payment pending: its transaction was removed by the reorg; the tracking waits for a new one`
+      : `payment ${record.status}: it was final before the reorg`,
+  )
+}
+
+/** The head block the service's follower of "ethereum" has read (GET /readyz). */
+async function followedHead(session: DevSession): Promise<bigint> {
+  const ready = (await (await fetch(`${session.api}/readyz`)).json()) as { chains?: { name: string; head?: string }[] }
+  return BigInt(ready.chains?.find((chain) => chain.name === 'ethereum')?.head ?? -1)
 }
 
 function apiOf(session: DevSession) {

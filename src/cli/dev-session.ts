@@ -15,6 +15,9 @@ export interface DevSession {
   pid: number
 }
 
+/** Anvil's interval mining under `paywatch dev`: a block every 2 s. */
+export const DEV_BLOCK_SECONDS = 2
+
 const SESSION_FILE = 'dev-session.json'
 
 export function writeDevSession(dataDir: string, session: DevSession): void {

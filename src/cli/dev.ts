@@ -6,7 +6,7 @@ import { createService } from '../service.ts'
 import { assertDataDirFree } from '../store/data-dir-lock.ts'
 import { anvilBinary, anvilWatchdogScript } from './anvil-watchdog.ts'
 import { loadDevIdentity, restoreDevAccount } from './dev-identity.ts'
-import { writeDevSession } from './dev-session.ts'
+import { DEV_BLOCK_SECONDS, writeDevSession } from './dev-session.ts'
 import { deployDevToken, DEV_TOKEN } from './dev-token.ts'
 import { stopWhenOrphaned } from './orphan-watch.ts'
 import { onStopSignals } from './stop-signals.ts'
@@ -109,7 +109,16 @@ function devBanner(at: {
 function startAnvil(port: number): { exited: Promise<number | null>; stop(): Promise<void> } {
   const child = spawn(
     '/bin/sh',
-    ['-c', anvilWatchdogScript({ announcePid: false }), anvilBinary(), '--port', String(port), '--block-time', '2', '--silent'],
+    [
+      '-c',
+      anvilWatchdogScript({ announcePid: false }),
+      anvilBinary(),
+      '--port',
+      String(port),
+      '--block-time',
+      String(DEV_BLOCK_SECONDS),
+      '--silent',
+    ],
     {
       detached: true,
       stdio: ['pipe', 'inherit', 'inherit'],

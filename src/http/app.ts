@@ -25,6 +25,7 @@ import { installJsonBodyParser, installUrlGuard } from './input-guard.ts'
 import { ADMIN_PROBLEMS, API_KEY_PROBLEMS, BODY_PROBLEMS, documentProblems, EVERY_ROUTE_PROBLEMS } from './problem-schemas.ts'
 import type { RateLimits } from './rate-limit.ts'
 import { adminRoutes } from './routes/admin.ts'
+import { homeRoutes } from './routes/home.ts'
 import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', ...docsPage })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
+  await app.register(homeRoutes, { adminToken: deps.common.config.adminToken, chains: deps.chains.all().map((chain) => chain.config.name) })
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
   await app.register(adminRoutes, {
     db: deps.db,
