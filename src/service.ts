@@ -26,6 +26,7 @@ import { createTrackingEvents, type TrackingEvents } from './common/tracking-eve
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
 import { createDashboard } from './dashboard/dashboard.ts'
 import { missingSetup } from './config/missing-setup.ts'
+import { createTokenSymbols } from './chain/token-symbols.ts'
 import { generateRsaKeyPair } from './callbacks/signer.ts'
 import { migrate } from './store/migrate.ts'
 
@@ -155,6 +156,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sendTestEvent: callbacks.sendTestEvent,
         onKeyRevoked: auth.forgetKey,
         onKeyCreated: auth.forgetUnknown,
+        tokenSymbol: createTokenSymbols(chains),
       }),
     ]
     decorate = decorateRecordOf(subsystems)

@@ -1,9 +1,17 @@
 import type { Tracking } from '../domain/tracking.ts'
 import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'
 import type { SeenTransaction } from '../store/payment-timeline.ts'
-import { duration, shortHash, time } from './format.ts'
+import { address, duration, shortHash, time } from './format.ts'
 import { html, type Html } from './html.ts'
 import type { Progress } from './progress-memory.ts'
+
+/** Who asked for a redelivery, as the timeline says it. */
+const REQUESTERS: Record<string, string> = {
+  api: 'through the API',
+  dashboard: 'from the dashboard',
+  cli: 'with the CLI',
+  recovery: 'by an endpoint recovery',
+}
 
 interface Step {
   at: Date | null
@@ -30,7 +38,7 @@ export function timeline(
       at: tracking.createdAt,
       rank: 0,
       kind: 'created',
-      what: html`Created on ${tracking.blockchain}, waiting for nonce ${tracking.nonce.toString()} of ${shortHash(tracking.sender)}`,
+      what: html`Created on ${tracking.blockchain}, waiting for nonce ${tracking.nonce.toString()} of ${address(tracking.sender)}`,
     },
   ]
   if (seen) {
@@ -79,13 +87,16 @@ export function timeline(
         what: html`Reconfirmed: the paying transaction is back on the chain`,
       })
     }
-    if (delivery.reason === 'redeliver')
+    if (delivery.reason === 'redeliver' || delivery.requested_by) {
+      const by = delivery.requested_by ? REQUESTERS[delivery.requested_by] : ''
       steps.push({
-        at: delivery.created_at,
+        // A due delivery brought forward was asked for when it was last updated.
+        at: delivery.reason === 'redeliver' ? delivery.created_at : delivery.updated_at,
         rank: 4,
-        kind: 'redeliver',
-        what: html`Redelivery requested (delivery <code>${delivery.id.slice(0, 8)}</code>)`,
+        kind: `redeliver${delivery.requested_by ? ` step-redeliver-${delivery.requested_by}` : ''}`,
+        what: html`Redelivery requested${by ? html` <strong class="requester">${by}</strong>` : ''} (delivery <code>${delivery.id.slice(0, 8)}</code>)`,
       })
+    }
     const what = delivery.event ? `${delivery.event} event` : 'Callback'
     for (const attempt of delivery.attemptLog) {
       steps.push({

@@ -3,7 +3,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
 import { releaseTrackings } from './release-trackings.ts'
-import type { DeliveriesTable, DeliveryAttemptsTable } from './schema.ts'
+import type { DeliveriesTable, DeliveryAttemptsTable, RedeliveryRequester } from './schema.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 export type DeliveryRow = Selectable<DeliveriesTable>
@@ -229,7 +229,7 @@ export type RedeliverOutcome =
  * A new delivery of a completed tracking's callback, due now. When one is still due (waiting for a
  * retry), that one is brought forward instead, so a tracking never has two deliveries racing.
  */
-export async function redeliver(db: Db, trackingId: string, now: Date): Promise<RedeliverOutcome> {
+export async function redeliver(db: Db, trackingId: string, now: Date, requestedBy: RedeliveryRequester): Promise<RedeliverOutcome> {
   return db.transaction().execute(async (trx) => {
     const tracking = await trx
       .selectFrom('trackings')
@@ -252,7 +252,7 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
       if (inFlight || new Date(due.next_attempt_at).getTime() <= now.getTime()) return { kind: 'scheduled', delivery: due, created: false }
       const moved = await trx
         .updateTable('deliveries')
-        .set({ next_attempt_at: now, due_at: now, updated_at: now })
+        .set({ next_attempt_at: now, due_at: now, updated_at: now, requested_by: requestedBy })
         .where('id', '=', due.id)
         .returningAll()
         .executeTakeFirstOrThrow()
@@ -264,6 +264,7 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
         id: newId(),
         tracking_id: trackingId,
         reason: 'redeliver',
+        requested_by: requestedBy,
         next_attempt_at: now,
         due_at: now,
         created_at: now,

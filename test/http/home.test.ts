@@ -23,7 +23,9 @@ test('missingSetup: one entry per missing piece, naming the exact variable and h
       assert.ok(!line.message.includes('\n'), 'one line')
       assert.match(
         line.message,
-        line.variable === 'PAYWATCH_ADMIN_TOKEN' ? /PAYWATCH_ADMIN_TOKEN=\$\(openssl rand -hex 24\) npm start/ : /PAYWATCH_RPC_ETHEREUM=\S+ npm start/,
+        line.variable === 'PAYWATCH_ADMIN_TOKEN'
+          ? /PAYWATCH_ADMIN_TOKEN=\$\(openssl rand -hex 24\) npm start/
+          : /PAYWATCH_RPC_ETHEREUM=\S+ npm start/,
       )
     }
   }
