@@ -132,8 +132,9 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
   assert.deepEqual(
     listed.map((a) => a.id),
     [/account id : (\S+)/.exec(again.output())![1]],
-    `only this run's account; ${firstAccount} was wiped`,
+    'only the dev account, put back with the same id',
   )
+  assert.equal(/account id : (\S+)/.exec(again.output())![1], firstAccount, 'dev keeps its account across restarts')
   // The second dev in a row tracks at once: a payment on its new chain is judged (its callback, to no
   // receiver, fails; the command reports that attempt).
   const paid = await finished(start(['dev', 'pay', '--amount', '0.02'], devEnv))

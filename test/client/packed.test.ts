@@ -26,9 +26,12 @@ const major = async (node: string) => Number((await run(node, ['--version'])).st
 /** The machine's own Node (not the project's npm package `node`), when it is an older one. */
 const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path))
 const systemMajor = systemNode ? await major(systemNode) : 0
+/** More Node binaries to try the package on, comma-separated (e.g. the npm packages node@18 and node@22 installed aside). */
+const extraNodes = (process.env.PAYWATCH_TEST_NODES ?? '').split(',').filter(Boolean)
 const nodes = [
   ...(systemNode && systemMajor < 24 ? [{ name: `system Node ${systemMajor}`, path: systemNode }] : []),
   { name: `project Node ${process.versions.node.split('.')[0]}`, path: process.execPath },
+  ...(await Promise.all(extraNodes.map(async (path) => ({ name: `Node ${await major(path)} (${path})`, path })))),
 ]
 
 let anvil: Anvil
