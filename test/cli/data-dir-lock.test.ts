@@ -112,7 +112,7 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
   const runDev = async () => {
     const started = start(['dev', '--anvil-port', String(await freePort())], devEnv)
     running.push(started.child)
-    await waitUntil(async () => /API key/.test(started.output()), 60_000, started.output)
+    await waitUntil(async () => /API key/.test(started.output()), 120_000, started.output)
     return started
   }
   const first = await runDev()
