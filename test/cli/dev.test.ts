@@ -120,17 +120,20 @@ test('dev keeps its signing key, account and API key across restarts on a fresh 
     const old = await fetch(`${second.banner.api}/v2/payments/${record.secret_id}`, { headers: { 'x-api-key': second.banner.apiKey } })
     assert.equal(old.status, databaseUrl ? 200 : 404)
 
-    const underpaid = await finished(start(node, [main, 'dev', 'pay', '--underpay', '--callback', receiver.url], env))
-    assert.equal(underpaid.code, 0, underpaid.output)
-    assert.match(underpaid.output, /0\.005 ETH \(underpaid: 0\.01 expected\)/)
-    assert.match(underpaid.output, /payment failed \(\w+\)/)
-    assert.match(underpaid.output, /callback to \S+: answered 200/)
-    const reorged = await finished(start(node, [main, 'dev', 'pay', '--reorg', '--callback', receiver.url], env))
-    assert.equal(reorged.code, 0, reorged.output)
-    assert.match(reorged.output, /reorg: block \d+ replaced by an empty one; transaction 0x[0-9a-f]{64} is no longer on the chain/)
-    assert.match(reorged.output, /payment pending: its transaction was removed by the reorg/)
-    assert.match(second.output(), /chain reorganized/, 'the service walked back the replaced block')
-
+    // On PostgreSQL dev's database outlives its chain: the first chain's payment (payer nonce 0) is still
+    // tracked and a new one at nonce 0 would be 409 (docs/operations.md, "paywatch dev").
+    if (!databaseUrl) {
+      const underpaid = await finished(start(node, [main, 'dev', 'pay', '--underpay', '--callback', receiver.url], env))
+      assert.equal(underpaid.code, 0, underpaid.output)
+      assert.match(underpaid.output, /0\.005 ETH \(underpaid: 0\.01 expected\)/)
+      assert.match(underpaid.output, /payment failed \(\w+\)/)
+      assert.match(underpaid.output, /callback to \S+: answered 200/)
+      const reorged = await finished(start(node, [main, 'dev', 'pay', '--reorg', '--callback', receiver.url], env))
+      assert.equal(reorged.code, 0, reorged.output)
+      assert.match(reorged.output, /reorg: block \d+ replaced by an empty one; transaction 0x[0-9a-f]{64} is no longer on the chain/)
+      assert.match(reorged.output, /payment pending: its transaction was removed by the reorg/)
+      assert.match(second.output(), /chain reorganized/, 'the service walked back the replaced block')
+    }
     second.child.kill('SIGINT')
     const again = await finished(second)
     assert.equal(again.code, 0, again.output)
