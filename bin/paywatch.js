@@ -4,7 +4,7 @@
 // started by an older Node, or without those flags or variables, this launcher hands over to a child
 // process and passes signals on to it.
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 // V8 sizes the young generation from the machine's memory: on a large machine it alone can hold
@@ -34,10 +34,52 @@ if (major >= 24 && flagged && mallocSet) {
     console.error('paywatch needs Node.js 24: run `npm ci` in the project first')
     process.exit(1)
   }
+  // The IPC channel closes when this launcher ends in any way (even kill -9): a long-running command
+  // (serve, dev) then stops too, with its own children (src/cli/orphan-watch.ts).
   const child = spawn(node, [...V8_FLAGS, main, ...process.argv.slice(2)], {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ },
   })
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal))
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)))
+  stopWithNpm(child)
+}
+
+/**
+ * `npx paywatch dev` runs npm → sh → this launcher → paywatch. Stopping npm (kill <npm's pid>) ends the sh
+ * between, and nothing passes the signal on to us: under npm (npx, npm exec, npm run), once the npm
+ * process or the shell it started is gone, the child gets SIGTERM, as from a Ctrl-C. Started any other
+ * way (a service manager, `nohup … &`) the launcher outliving its parent is intended and nothing is watched.
+ */
+function stopWithNpm(child) {
+  if (!process.env.npm_command) return
+  const parent = process.ppid
+  const grandparent = parentOf(parent)
+  const watched = [parent, grandparent].filter((pid) => pid !== null && pid > 1)
+  const timer = setInterval(() => {
+    if (process.ppid === parent && watched.every(isAlive)) return
+    clearInterval(timer)
+    child.kill('SIGTERM')
+  }, 500)
+  timer.unref()
+}
+
+/** The parent of a process (Linux: /proc/<pid>/stat), or null when it cannot be read. */
+function parentOf(pid) {
+  try {
+    // "pid (comm) state ppid …": comm may contain spaces and parentheses, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return null
+  }
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === 'EPERM'
+  }
 }

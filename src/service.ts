@@ -25,6 +25,8 @@ import { createAuthThrottle } from './http/auth-throttle.ts'
 import { createTrackingEvents, type TrackingEvents } from './common/tracking-events.ts'
 import { openDatabase, type DatabaseHandle } from './store/database.ts'
 import { createDashboard } from './dashboard/dashboard.ts'
+import { missingSetup } from './config/missing-setup.ts'
+import { createTokenSymbols } from './chain/token-symbols.ts'
 import { generateRsaKeyPair } from './callbacks/signer.ts'
 import { migrate } from './store/migrate.ts'
 
@@ -155,6 +157,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
         sendTestEvent: callbacks.sendTestEvent,
         onKeyRevoked: auth.forgetKey,
         onKeyCreated: auth.forgetUnknown,
+        tokenSymbol: createTokenSymbols(chains),
       }),
     ]
     decorate = decorateRecordOf(subsystems)
@@ -190,7 +193,9 @@ export async function createService(config: Config, options: ServiceOptions = {}
       engine,
       async listen() {
         const address = await app.listen({ port: config.port, host: config.host })
-        logger.info({ address, database: database.kind, chains: chains.all().map((c) => c.config.name) }, 'paywatch listening')
+        const tracked = chains.all().map((c) => c.config.name)
+        logger.info({ address, database: database.kind, chains: tracked }, 'paywatch listening')
+        for (const missing of missingSetup(config, tracked)) logger.warn({ setting: missing.variable }, missing.message)
         return address
       },
       close: () => shutdown.run(),

@@ -42,3 +42,20 @@ test('no source comment cites a document outside the repository', () => {
   const outside = ['src', 'test', 'bench'].flatMap(files).filter((file) => /\b(decisions|interface)\.md\b/.test(readFileSync(file, 'utf8')))
   assert.deepEqual(outside, [])
 })
+
+test('README: the first code block is the two commands; npx paywatch dev comes right after; test:quick exists', () => {
+  const readme = readFileSync('README.md', 'utf8')
+  const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)![1]!
+  assert.deepEqual(
+    firstBlock
+      .trim()
+      .split('\n')
+      .map((line) => line.split('#')[0]!.trim()),
+    ['npm ci && npm start', 'npm ci && npm test'],
+  )
+  const after = readme.slice(readme.indexOf(firstBlock) + firstBlock.length)
+  assert.match(after.split('\n## ')[0]!, /First thing to try:\*\* `npx paywatch dev`/)
+  assert.match(after.split('\n## ')[0]!, /npm test` takes about \d+ minutes/)
+  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts
+  assert.ok(scripts['test:quick'], 'npm run test:quick exists')
+})

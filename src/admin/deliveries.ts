@@ -1,6 +1,7 @@
 import type { Clock } from '../common/clock.ts'
 import type { Db } from '../store/database.ts'
 import * as deliveries from '../store/deliveries.ts'
+import type { RedeliveryRequester } from '../store/schema.ts'
 import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'
 import { findTrackingBySecret } from '../store/trackings.ts'
 import { notFound, type NotFound } from './admin-deps.ts'
@@ -38,10 +39,15 @@ export interface RedeliverDeps {
  * Sends a completed payment's callback again, due now; a delivery still waiting for a retry is
  * brought forward instead. A pending payment's callback is sent when it completes.
  */
-export async function redeliverCallback(deps: RedeliverDeps, accountId: string, secretId: string): Promise<RedeliverCallbackOutcome> {
+export async function redeliverCallback(
+  deps: RedeliverDeps,
+  accountId: string,
+  secretId: string,
+  requestedBy: RedeliveryRequester,
+): Promise<RedeliverCallbackOutcome> {
   const tracking = await findTrackingBySecret(deps.db, accountId, secretId)
   if (!tracking) return notFound('payment tracking')
-  const outcome = await deliveries.redeliver(deps.db, tracking.id, deps.clock())
+  const outcome = await deliveries.redeliver(deps.db, tracking.id, deps.clock(), requestedBy)
   switch (outcome.kind) {
     case 'not-found':
       return { ...notFound('payment tracking'), vanished: true }

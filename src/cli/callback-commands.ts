@@ -76,7 +76,7 @@ export function registerCallbackCommands(program: Command, config: () => Config,
     .requiredOption('--account <accountId>', 'the account that owns the payment')
     .action(async (secretId: string, options: { account: string }) => {
       await withDatabase(config(), async (db) => {
-        const outcome = await redeliverCallback({ db, clock }, options.account, secretId)
+        const outcome = await redeliverCallback({ db, clock }, options.account, secretId, 'cli')
         if (outcome.kind === 'not-found') throw outcome.vanished ? new Error('payment tracking not found') : noSuchPayment()
         if (outcome.kind === 'pending') throw new Error('the payment is still pending: its callback is sent when it completes')
         if (outcome.kind === 'no-callback') throw new Error('the payment has no callback URL')

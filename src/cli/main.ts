@@ -6,9 +6,10 @@ import { registerCallbackCommands } from './callback-commands.ts'
 import { registerEndpointCommands } from './endpoint-commands.ts'
 import { registerAccountDataCommands } from './account-data-commands.ts'
 import { dev, devDataDir } from './dev.ts'
-import { devPay } from './dev-pay.ts'
+import { devPay, type DevPayOptions } from './dev-pay.ts'
 import { readFileSync } from 'node:fs'
 import { serve } from './serve.ts'
+import { unrefLauncherChannel } from './orphan-watch.ts'
 import { withDatabase } from './with-database.ts'
 import { migrate } from '../store/migrate.ts'
 
@@ -29,6 +30,8 @@ export function configOrExit(): Config {
   }
 }
 
+unrefLauncherChannel()
+
 const program = new Command('paywatch')
   .description('Paywatch: self-hostable blockchain payment tracking')
   .version(packageVersion(), '-V, --version')
@@ -47,10 +50,13 @@ const devCommand = program
 devCommand
   .command('pay')
   .description('send one payment on the running dev chain and follow it to its callback')
-  .option('--amount <eth>', 'amount of ETH', '0.01')
+  .option('--amount <amount>', 'amount of ETH (or of DUSD with --token)', '0.01')
   .option('--callback <url>', 'callback URL (default: the example receiver of npm run example:receiver)', 'http://127.0.0.1:4000/')
   .option('--no-nonce', 'track it without a nonce or sender: found by receiver and amount')
-  .action(async (options: { amount: string; callback: string; nonce: boolean }) => devPay(devDataDir(configOrExit()), options))
+  .option('--token', "pay in the dev chain's ERC-20 (DUSD) instead of ETH")
+  .option('--underpay', 'send half the amount: the payment fails and its callback says so')
+  .option('--reorg', 'remove the payment by a reorg (anvil_reorg) after the service saw it, before it is final')
+  .action(async (options: DevPayOptions) => devPay(devDataDir(configOrExit()), options))
 
 program
   .command('migrate')

@@ -3,6 +3,7 @@ import { createService } from '../service.ts'
 import { limitHeapGrowth } from './heap-growth.ts'
 import { releaseMemoryAfterBursts } from './memory-release.ts'
 import { onStopSignals } from './stop-signals.ts'
+import { stopWhenOrphaned } from './orphan-watch.ts'
 
 /** Runs until SIGTERM or SIGINT, then shuts down in order: HTTP, background work, database. */
 export async function serve(config: Config): Promise<void> {
@@ -17,6 +18,7 @@ export async function serve(config: Config): Promise<void> {
     await service?.close()
     service?.common.logger.info('stopped')
   })
+  stopWhenOrphaned()
   const service = await starting
   if (stopping()) return
   await service.listen()

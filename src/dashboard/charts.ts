@@ -21,7 +21,8 @@ export interface ChartOptions {
 
 const W = 720
 const H = 200
-const PAD = { left: 48, right: 8, top: 10, bottom: 24 }
+// The top leaves room for the unit above the value axis: beside the numbers a long unit ("payments") was cut off.
+const PAD = { left: 48, right: 8, top: 24, bottom: 24 }
 
 /** A value axis top that reads well: 1, 2 or 5 times a power of ten. */
 function niceMax(max: number): number {
@@ -82,7 +83,8 @@ export function chart(options: ChartOptions): Html {
         <line x1="${PAD.left}" y1="${y(0)}" x2="${W - PAD.right}" y2="${y(0)}" />
       </g>
       <g class="axis">
-        <text x="${PAD.left - 6}" y="${y(top) + 4}" text-anchor="end">${top} ${options.unit}</text>
+        <text x="2" y="12" class="unit">${options.unit}</text>
+        <text x="${PAD.left - 6}" y="${y(top) + 4}" text-anchor="end">${top}</text>
         <text x="${PAD.left - 6}" y="${y(top / 2) + 4}" text-anchor="end">${top / 2}</text>
         <text x="${PAD.left - 6}" y="${y(0) + 4}" text-anchor="end">0</text>
         <text x="${PAD.left}" y="${H - 6}">${clock(options.start)}</text>

@@ -29,6 +29,8 @@ export interface DashboardDeps {
   /** API key caches of the HTTP authentication (a revoked key stops at once, a new one works at once). */
   onKeyRevoked: (keyId: string) => void
   onKeyCreated: (key: string) => void
+  /** A token's symbol for amounts ("2.5 USDC"); null when unknown. */
+  tokenSymbol?: (blockchain: string, token: string) => Promise<string | null>
 }
 
 /** One RPC provider of a chain, as the chain data subsystem adds them to the readiness report. */

@@ -3,7 +3,7 @@ import { listAccounts } from '../admin/accounts.ts'
 import { searchPayments, type PaymentQuery } from '../store/dashboard-payments.ts'
 import { parseIsoTimestamp } from '../domain/iso-timestamp.ts'
 import type { DashboardDeps } from './deps.ts'
-import { shortHash, statusBadge, time } from './format.ts'
+import { address, amount, statusBadge, time } from './format.ts'
 import { html, queryString } from './html.ts'
 import { page, sendPage } from './layout.ts'
 
@@ -50,6 +50,7 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
     ])
     const accountNames = new Map(accounts.map((a) => [a.id, a.name]))
     const next = found.next
+    const symbols = await symbolsOf(deps, found.trackings)
     const filters = { q: query.q, status, chain: query.chain, account: query.account }
     const content = html`<form method="get" action="/dashboard/payments" class="filters" role="search">
         <div class="field grow"><label for="q">Search</label>
@@ -65,14 +66,14 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
       ${
         found.trackings.length === 0
           ? html`<p role="status">${next ? 'No payment matches among the most recent ones searched; Older searches on.' : 'No payment matches.'}</p>`
-          : html`<div class="table-wrap"><table class="payments">
+          : html`<div class="table-wrap"><table class="payments stack-narrow">
         <caption class="visually-hidden">Payments, newest first</caption>
         <thead><tr><th scope="col">secret_id</th><th scope="col">Status</th><th scope="col">Chain</th><th scope="col">Amount</th><th scope="col">Sender</th><th scope="col">Account</th><th scope="col">Created</th></tr></thead>
         <tbody>${found.trackings.map(
           (t) => html`<tr>
             <th scope="row"><a href="/dashboard/payments/${encodeURIComponent(t.secretId)}">${t.secretId}</a></th>
-            <td>${statusBadge(t.status)}</td><td>${t.blockchain}</td><td class="num">${t.amount}</td>
-            <td>${shortHash(t.sender)}</td><td>${accountNames.get(t.accountId) ?? t.accountId}</td><td>${time(t.createdAt)}</td>
+            <td data-label="Status">${statusBadge(t.status)}</td><td data-label="Chain">${t.blockchain}</td><td class="num" data-label="Amount">${amount(t.amount, symbols.get(`${t.blockchain}:${t.token}`))}</td>
+            <td data-label="Sender">${address(t.sender)}</td><td data-label="Account">${accountNames.get(t.accountId) ?? t.accountId}</td><td data-label="Created">${time(t.createdAt)}</td>
           </tr>`,
         )}</tbody></table></div>`
       }
@@ -82,4 +83,16 @@ export async function paymentListRoutes(app: FastifyInstance, deps: DashboardDep
       </nav>`
     return sendPage(reply, page({ title: 'Payments', section: 'payments', csrfToken: request.dashboardSession!.csrfToken }, content))
   })
+}
+
+/** The symbol of each chain and token on the page, asked once per pair. */
+async function symbolsOf(deps: DashboardDeps, trackings: { blockchain: string; token: string }[]): Promise<Map<string, string | null>> {
+  const pairs = [...new Set(trackings.map((t) => `${t.blockchain}:${t.token}`))]
+  const symbols = await Promise.all(
+    pairs.map((pair) => {
+      const [blockchain, token] = pair.split(':') as [string, string]
+      return deps.tokenSymbol?.(blockchain, token) ?? null
+    }),
+  )
+  return new Map(pairs.map((pair, i) => [pair, symbols[i]!]))
 }

@@ -5,7 +5,8 @@ import { fullRecord } from '../domain/records.ts'
 import { findTrackingsBySecretAnyAccount } from '../store/dashboard-payments.ts'
 import { findSeenTransaction } from '../store/payment-timeline.ts'
 import type { DashboardDeps } from './deps.ts'
-import { shortHash, statusBadge } from './format.ts'
+import { address, amount, confirmations, shortHash, statusBadge } from './format.ts'
+import { findAccount } from '../store/accounts.ts'
 import { html, queryString } from './html.ts'
 import { actionButton, notice, page, sendPage } from './layout.ts'
 import type { ProgressMemory } from './progress-memory.ts'
@@ -37,6 +38,16 @@ async function findPayment(deps: DashboardDeps, secretId: string, accountId: str
 const paymentUrl = (t: Tracking, extra: Record<string, string | undefined> = {}) =>
   `/dashboard/payments/${encodeURIComponent(t.secretId)}${queryString({ account: t.accountId, ...extra })}`
 
+/**
+ * The commitment as a requirement while pending ("confirmed: needs 1 confirmation, waiting for the
+ * transaction"), as reached once judged: a pending payment never reads as if it were confirmed.
+ */
+function commitmentText(tracking: Tracking, seen: boolean): string {
+  const needed = tracking.commitment === 'finalized' ? 'needs a finalized block' : `needs ${confirmations(tracking.confirmations)}`
+  if (tracking.status === 'pending') return `${tracking.commitment}: ${needed}${seen ? '' : ', waiting for the transaction'}`
+  return tracking.commitment === 'finalized' ? 'finalized' : `${tracking.commitment}, ${confirmations(tracking.confirmations)}`
+}
+
 /** A payment's page: status, record, timeline from creation to the last callback attempt, and Redeliver. */
 export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDeps & { progress: ProgressMemory }): Promise<void> {
   app.get<{ Params: PaymentParams; Querystring: PaymentQuery }>('/dashboard/payments/:secretId', async (request, reply) => {
@@ -52,9 +63,11 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
         404,
       )
     }
-    const [listed, seen] = await Promise.all([
+    const [listed, seen, account, symbol] = await Promise.all([
       listPaymentDeliveries(deps, tracking.accountId, tracking.secretId),
       findSeenTransaction(deps.db, tracking.id),
+      findAccount(deps.db, tracking.accountId),
+      deps.tokenSymbol?.(tracking.blockchain, tracking.token) ?? null,
     ])
     const deliveries = listed.kind === 'listed' ? listed.deliveries : []
     // The chain's head only when the confirmations are not known from this node's engine.
@@ -81,14 +94,15 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
             : ''
         }
         <dl>
-          <dt>Account</dt><dd><a href="/dashboard/accounts/${tracking.accountId}">${tracking.accountId}</a></dd>
+          <dt>Account</dt><dd><a href="/dashboard/accounts/${tracking.accountId}" data-field="account">${account?.name ?? tracking.accountId}</a>${account ? html` <code class="muted">${tracking.accountId}</code>` : ''}</dd>
           <dt>Chain</dt><dd>${tracking.blockchain}</dd>
-          <dt>Amount</dt><dd>${tracking.amount}${tracking.feeAmount ? ` (fee ${tracking.feeAmount})` : ''}</dd>
-          <dt>Sender</dt><dd>${shortHash(tracking.sender)}${tracking.nonce !== null ? ` nonce ${tracking.nonce}` : tracking.nonceless ? html` <span class="muted">(no nonce: found by receiver)</span>` : ''}</dd>
+          <dt>Amount</dt><dd data-field="amount">${amount(tracking.amount, symbol)}${tracking.feeAmount ? html` (fee ${amount(tracking.feeAmount, symbol)})` : ''}</dd>
+          <dt>Token</dt><dd>${address(tracking.token)}</dd>
+          <dt>Sender</dt><dd>${address(tracking.sender)}${tracking.nonce !== null ? ` nonce ${tracking.nonce}` : tracking.nonceless ? html` <span class="muted">(no nonce: found by receiver)</span>` : ''}</dd>
           <dt>Deadline</dt><dd>${tracking.deadline !== null ? deadlineText(tracking.deadline) : html`<span class="muted">none</span>`}</dd>
-          <dt>Receiver</dt><dd>${shortHash(tracking.receiver)}</dd>
-          <dt>Transaction</dt><dd>${shortHash(tracking.transaction ?? seen?.transaction)}</dd>
-          <dt>Commitment</dt><dd>${tracking.commitment}, ${tracking.confirmations} confirmations</dd>
+          <dt>Receiver</dt><dd>${address(tracking.receiver)}</dd>
+          <dt>Transaction</dt><dd>${tracking.transaction || seen ? shortHash(tracking.transaction ?? seen?.transaction) : html`<span class="muted" data-field="transaction">waiting for the transaction</span>`}</dd>
+          <dt>Commitment</dt><dd data-field="commitment">${commitmentText(tracking, seen !== undefined)}</dd>
           <dt>Callback</dt><dd>${tracking.callback ? html`<code>${tracking.callback}</code>` : html`<span class="muted">none</span>`}</dd>
           <dt>Released</dt><dd>${tracking.release ? 'yes' : 'no'}</dd>
         </dl>
@@ -107,6 +121,7 @@ export async function paymentPageRoutes(app: FastifyInstance, deps: DashboardDep
       { db: deps.db, clock: deps.clock, onScheduled: deps.onDeliveryScheduled },
       tracking.accountId,
       tracking.secretId,
+      'dashboard',
     )
     const code = outcome.kind === 'scheduled' ? 'redelivered' : outcome.kind === 'not-found' ? undefined : outcome.kind
     return reply.redirect(paymentUrl(tracking, { notice: code }), 303)

@@ -1,9 +1,17 @@
 import type { Tracking } from '../domain/tracking.ts'
 import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'
 import type { SeenTransaction } from '../store/payment-timeline.ts'
-import { duration, shortHash, time } from './format.ts'
+import { address, duration, shortHash, time } from './format.ts'
 import { html, type Html } from './html.ts'
 import type { Progress } from './progress-memory.ts'
+
+/** Who asked for a redelivery, as the timeline says it. */
+const REQUESTERS: Record<string, string> = {
+  api: 'through the API',
+  dashboard: 'from the dashboard',
+  cli: 'with the CLI',
+  recovery: 'by an endpoint recovery',
+}
 
 interface Step {
   at: Date | null
@@ -31,8 +39,8 @@ export function timeline(
       rank: 0,
       kind: 'created',
       what: tracking.nonceless
-        ? html`Created on ${tracking.blockchain}, waiting for a payment to ${shortHash(tracking.receiver)}${tracking.sender ? html` from ${shortHash(tracking.sender)}` : ''}${tracking.deadline !== null ? html` by ${deadlineText(tracking.deadline)}` : ''}`
-        : html`Created on ${tracking.blockchain}, waiting for nonce ${String(tracking.nonce)} of ${shortHash(tracking.sender)}`,
+        ? html`Created on ${tracking.blockchain}, waiting for a payment to ${address(tracking.receiver)}${tracking.sender ? html` from ${address(tracking.sender)}` : ''}${tracking.deadline !== null ? html` by ${deadlineText(tracking.deadline)}` : ''}`
+        : html`Created on ${tracking.blockchain}, waiting for nonce ${String(tracking.nonce)} of ${address(tracking.sender)}`,
     },
   ]
   if (seen) {
@@ -81,13 +89,16 @@ export function timeline(
         what: html`Reconfirmed: the paying transaction is back on the chain`,
       })
     }
-    if (delivery.reason === 'redeliver')
+    if (delivery.reason === 'redeliver' || delivery.requested_by) {
+      const by = delivery.requested_by ? REQUESTERS[delivery.requested_by] : ''
       steps.push({
-        at: delivery.created_at,
+        // A due delivery brought forward was asked for when it was last updated.
+        at: delivery.reason === 'redeliver' ? delivery.created_at : delivery.updated_at,
         rank: 4,
-        kind: 'redeliver',
-        what: html`Redelivery requested (delivery <code>${delivery.id.slice(0, 8)}</code>)`,
+        kind: `redeliver${delivery.requested_by ? ` step-redeliver-${delivery.requested_by}` : ''}`,
+        what: html`Redelivery requested${by ? html` <strong class="requester">${by}</strong>` : ''} (delivery <code>${delivery.id.slice(0, 8)}</code>)`,
       })
+    }
     const what = delivery.event ? `${delivery.event} event` : 'Callback'
     for (const attempt of delivery.attemptLog) {
       steps.push({

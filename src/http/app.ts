@@ -26,6 +26,7 @@ import { API_KEY_PROBLEMS, BODY_PROBLEMS, documentProblems, EVERY_ROUTE_PROBLEMS
 import type { RateLimits } from './rate-limit.ts'
 import { adminRoutes } from './routes/admin.ts'
 import { adminScope } from './admin-scope.ts'
+import { homeRoutes } from './routes/home.ts'
 import { healthRoutes } from './routes/health.ts'
 import { type ChainReadiness } from '../common/readiness.ts'
 import { paymentRoutes } from './routes/payments.ts'
@@ -128,6 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
+  await app.register(homeRoutes, { adminToken: deps.common.config.adminToken, chains: deps.chains.all().map((chain) => chain.config.name) })
   await app.register(healthRoutes, { db: deps.db, registry: deps.common.metrics.registry, chainReadiness: deps.chainReadiness })
   const accountRoutes: FastifyPluginAsync = (admin) =>
     adminRoutes(admin, {

@@ -7,8 +7,9 @@ export interface Account {
   createdAt: Date
 }
 
-export async function createAccount(db: Db, name: string): Promise<Account> {
-  const row = await db.insertInto('accounts').values({ id: newId(), name }).returningAll().executeTakeFirstOrThrow()
+/** Creates an account; `id` is given only to restore a known one (`paywatch dev` across restarts). */
+export async function createAccount(db: Db, name: string, id: string = newId()): Promise<Account> {
+  const row = await db.insertInto('accounts').values({ id, name }).returningAll().executeTakeFirstOrThrow()
   return { id: row.id, name: row.name, createdAt: row.created_at }
 }
 

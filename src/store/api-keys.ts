@@ -10,10 +10,13 @@ export interface ApiKeyInfo {
   revokedAt: Date | null
 }
 
-/** Creates a key; the clear key is returned here once and never stored. */
-export async function createApiKey(db: Db, accountId: string): Promise<{ id: string; key: string }> {
-  const key = newSecret('pw')
-  const id = newId()
+/**
+ * Creates a key; the clear key is returned here once and never stored. `known` restores a key its owner
+ * kept (`paywatch dev` keeps its key in its own data folder across restarts).
+ */
+export async function createApiKey(db: Db, accountId: string, known?: { id: string; key: string }): Promise<{ id: string; key: string }> {
+  const key = known?.key ?? newSecret('pw')
+  const id = known?.id ?? newId()
   await db
     .insertInto('api_keys')
     .values({ id, account_id: accountId, key_hash: hashSecret(key), prefix: key.slice(0, 7) })

@@ -4,7 +4,7 @@ import type { Db } from './database.ts'
 import { insertDeliveries } from './delivery-rows.ts'
 import { newId } from './ids.ts'
 import { releaseTrackings } from './release-trackings.ts'
-import type { DeliveriesTable, DeliveryAttemptsTable } from './schema.ts'
+import type { DeliveriesTable, DeliveryAttemptsTable, RedeliveryRequester } from './schema.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 export type DeliveryRow = Selectable<DeliveriesTable>
@@ -248,7 +248,7 @@ export type RedeliverOutcome =
  * A new delivery of a completed tracking's callback, due now. When one is still due (waiting for a
  * retry), that one is brought forward instead, so a tracking never has two deliveries racing.
  */
-export async function redeliver(db: Db, trackingId: string, now: Date): Promise<RedeliverOutcome> {
+export async function redeliver(db: Db, trackingId: string, now: Date, requestedBy: RedeliveryRequester): Promise<RedeliverOutcome> {
   return db.transaction().execute(async (trx) => {
     const tracking = await trx
       .selectFrom('trackings')
@@ -271,13 +271,13 @@ export async function redeliver(db: Db, trackingId: string, now: Date): Promise<
       if (inFlight || new Date(due.next_attempt_at).getTime() <= now.getTime()) return { kind: 'scheduled', delivery: due, created: false }
       const moved = await trx
         .updateTable('deliveries')
-        .set({ next_attempt_at: now, due_at: now, updated_at: now })
+        .set({ next_attempt_at: now, due_at: now, updated_at: now, requested_by: requestedBy })
         .where('id', '=', due.id)
         .returningAll()
         .executeTakeFirstOrThrow()
       return { kind: 'scheduled', delivery: moved, created: false }
     }
-    const [created] = await insertDeliveries(trx, [{ trackingId, reason: 'redeliver' }], now)
+    const [created] = await insertDeliveries(trx, [{ trackingId, reason: 'redeliver', requestedBy }], now)
     return { kind: 'scheduled', delivery: created!, created: true }
   })
 }

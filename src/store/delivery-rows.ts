@@ -1,11 +1,13 @@
 import type { Selectable } from 'kysely'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
-import type { DeliveriesTable } from './schema.ts'
+import type { DeliveriesTable, RedeliveryRequester } from './schema.ts'
 
 /** What starts a delivery: the judged payment's callback, an operator's or integrator's redelivery, or an event. */
 export type NewDelivery =
-  | { trackingId: string; reason: 'completed' | 'redeliver' }
+  | { trackingId: string; reason: 'completed' }
+  /** `requestedBy`: who asked for it (the operator's timeline shows it). */
+  | { trackingId: string; reason: 'redeliver'; requestedBy: RedeliveryRequester }
   /** A reversal event (docs/api.md §8); `skipped` (not opted in) is recorded in the log and never sent. */
   | { trackingId: string; reason: 'event'; event: string; skipped: boolean }
 
@@ -26,6 +28,7 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
           tracking_id: delivery.trackingId,
           reason: delivery.reason,
           event: delivery.reason === 'event' ? delivery.event : null,
+          requested_by: delivery.reason === 'redeliver' ? delivery.requestedBy : null,
           state: skipped ? ('skipped' as const) : ('due' as const),
           finished_at: skipped ? now : null,
           next_attempt_at: now,

@@ -148,7 +148,12 @@ export interface DeliveriesTable {
   paused_at: Timestamp | null
   /** Migration 0015: null for the payment callback, else the event sent ('payment.reverted', 'payment.reconfirmed'). */
   event: string | null
+  /** Migration 0033: who asked for this delivery again (a redelivery, or a due one brought forward); null otherwise. */
+  requested_by: RedeliveryRequester | null
 }
+
+/** Who asked for a callback to be sent again. */
+export type RedeliveryRequester = 'api' | 'dashboard' | 'cli' | 'recovery'
 
 /** Migration 0003: one row per callback attempt (the operator's attempt log). */
 export interface DeliveryAttemptsTable {

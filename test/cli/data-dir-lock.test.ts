@@ -112,7 +112,7 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
   const runDev = async () => {
     const started = start(['dev', '--anvil-port', String(await freePort())], devEnv)
     running.push(started.child)
-    await waitUntil(async () => /API key/.test(started.output()), 60_000, started.output)
+    await waitUntil(async () => /API key/.test(started.output()), 120_000, started.output)
     return started
   }
   const first = await runDev()
@@ -132,8 +132,9 @@ test('paywatch dev: a second dev on the folder stops with one line; each dev sta
   assert.deepEqual(
     listed.map((a) => a.id),
     [/account id : (\S+)/.exec(again.output())![1]],
-    `only this run's account; ${firstAccount} was wiped`,
+    'only the dev account, put back with the same id',
   )
+  assert.equal(/account id : (\S+)/.exec(again.output())![1], firstAccount, 'dev keeps its account across restarts')
   // The second dev in a row tracks at once: a payment on its new chain is judged (its callback, to no
   // receiver, fails; the command reports that attempt).
   const paid = await finished(start(['dev', 'pay', '--amount', '0.02'], devEnv))

@@ -41,6 +41,20 @@ test('logs: JSON lines when the output is not a terminal, readable lines on a te
   const firstLine = piped.split('\n').find((line) => line.trim().startsWith('{'))
   assert.ok(firstLine, piped)
   assert.equal(typeof JSON.parse(firstLine).level, 'number')
+  // Started with the defaults: one warning per missing piece, naming the variable (docs/operations.md, "First start").
+  const warnings = piped
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; setting?: string; msg: string })
+    .filter((line) => line.setting)
+  assert.deepEqual(
+    warnings.map((line) => [line.level, line.setting]),
+    [
+      [40, 'PAYWATCH_RPC_<CHAIN>'],
+      [40, 'PAYWATCH_ADMIN_TOKEN'],
+    ],
+  )
+  assert.match(warnings[1]!.msg, /set PAYWATCH_ADMIN_TOKEN/)
   if (!existsSync('/usr/bin/script')) return t.skip('no `script` to give the service a terminal')
   // `script` runs the command on a pseudo-terminal, as a person's shell would.
   const command = `${node} ${main} serve`

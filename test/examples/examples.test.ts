@@ -3,7 +3,7 @@
 // without a second order, and the user released: at once with `forward_to` (200), or by the example's
 // POST /v2/payments/release after a 202.
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { constants, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
@@ -179,4 +179,47 @@ test("the service's own Standard Webhooks signature passes the example's check e
   assert.match(String(webhookHeaders['webhook-signature']), /^v1,/)
   assert.equal(webhookHeaders['webhook-id'], webhookHeaders['x-delivery-id'])
   assert.equal(seen.length, 1)
+})
+
+test('a receiver reads the public key again, once, when a signature fails, and logs a one-line reason when it rejects', async () => {
+  // A Paywatch whose key changes (a `paywatch dev` on a fresh folder, an operator's new key): a key server of our own.
+  const keys = [generateKeyPairSync('rsa', { modulusLength: 2048 }), generateKeyPairSync('rsa', { modulusLength: 2048 })]
+  let current = 0
+  let fetches = 0
+  const keyServer = createServer((_request, response) => {
+    fetches++
+    response.end(keys[current]!.publicKey.export({ type: 'spki', format: 'pem' }))
+  })
+  await new Promise<void>((resolve) => keyServer.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise((resolve) => keyServer.close(resolve)))
+  const signed = (key: number, body: string) =>
+    sign('sha256', Buffer.from(body), { key: keys[key]!.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }).toString(
+      'base64url',
+    )
+  let now = 1_000_000
+  const logged: string[] = []
+  const handle = createCallbackHandler({
+    paywatchUrl: `http://127.0.0.1:${(keyServer.address() as AddressInfo).port}`,
+    apiKey: 'pw_unused',
+    log: (line) => logged.push(line),
+    now: () => now,
+  })
+  const callback = (key: number, id: string) => {
+    const body = JSON.stringify({ status: 'success', secret_id: id, amount: '1', blockchain: 'ethereum' })
+    return handle({ body, headers: { 'x-signature': signed(key, body), 'x-delivery-id': id } })
+  }
+  assert.equal((await callback(0, 'd1')).status, 200)
+  assert.equal(fetches, 1)
+  current = 1 // the service now signs with another key
+  now += 60_000
+  assert.equal((await callback(1, 'd2')).status, 200, 'accepted after reading the key again')
+  assert.equal(fetches, 2)
+  assert.deepEqual(logged, [])
+  const forged = await callback(0, 'd3') // signed by the old key: no longer the service's
+  assert.equal(forged.status, 401)
+  assert.equal(fetches, 2, 'read again at most once per 5 s: forged requests cannot make it fetch in a loop')
+  assert.equal(logged.length, 1)
+  assert.match(logged[0]!, /^rejected callback d3 with 401: bad x-signature: not signed by the key of http:\S+\/v2\/public-key/)
+  assert.equal((await handle({ body: '{}', headers: {} })).status, 400)
+  assert.match(logged[1]!, /^rejected callback with 400: missing x-signature or x-delivery-id$/)
 })

@@ -265,6 +265,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/dashboard-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out all dashboard sessions
+         * @description Ends every dashboard session on every node: each browser signs in again. Open live streams end within 2 s.
+         */
+        delete: operations["deleteAdminDashboardSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/endpoints": {
         parameters: {
             query?: never;
@@ -833,6 +853,7 @@ export interface components {
          *       "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
          *       "confirmations": 1,
          *       "after_block": 21500000,
+         *       "deadline": 1768473600,
          *       "amount": "20.5",
          *       "payload": {
          *         "order": "A-1024"
@@ -844,8 +865,7 @@ export interface components {
          *       "forward_on_failure": true,
          *       "confirmed_at": "2026-01-15T10:24:31.000Z",
          *       "created_at": "2026-01-15T10:23:02.000Z",
-         *       "updated_at": "2026-01-15T10:24:31.000Z",
-         *       "deadline": 1768473600
+         *       "updated_at": "2026-01-15T10:24:31.000Z"
          *     }
          */
         EarlierPaymentRecord: {
@@ -919,6 +939,7 @@ export interface components {
          *       "commitment": "confirmed",
          *       "confirmations": 1,
          *       "after_block": "21500000",
+         *       "deadline": 1768473600,
          *       "amount": "20.5",
          *       "fee_amount": "0.5",
          *       "fee_receiver": "0x1f9090aaE28b8a3dCeaDf281B0F12828e676c326",
@@ -932,8 +953,7 @@ export interface components {
          *       "forward_on_failure": true,
          *       "confirmed_at": "2026-01-15T10:24:31.000Z",
          *       "created_at": "2026-01-15T10:23:02.000Z",
-         *       "updated_at": "2026-01-15T10:24:31.000Z",
-         *       "deadline": 1768473600
+         *       "updated_at": "2026-01-15T10:24:31.000Z"
          *     }
          */
         PaymentRecord: {
@@ -3641,6 +3661,93 @@ export interface operations {
             };
         };
     };
+    deleteAdminDashboardSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9457 problem (application/problem+json): any other client problem */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description BAD_URL: the URL is malformed, holds a NUL character or invalid Unicode */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "BAD_URL";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHORIZED: the API key, access token or admin token is missing, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: no such route or resource, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description RATE_LIMITED: over a limit; see Retry-After and RateLimit-* */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a bug; it has been logged */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     adminListAllEndpoints: {
         parameters: {
             query?: never;
@@ -5315,6 +5422,8 @@ export interface operations {
                     commitment?: "confirmed" | "finalized";
                     /** @description default 1; not with finalized; required with uuid (the earlier form), unless commitment is finalized */
                     confirmations?: number;
+                    /** @description Unix time in seconds (integer or numeric string): a payment without a nonce must be mined by then */
+                    deadline?: string | number;
                     /** @description a decimal string such as "1.5"; required with fee_receiver */
                     fee_amount?: string;
                     /** @description a 0x-prefixed 20-byte address; required with fee_amount */
@@ -5326,8 +5435,8 @@ export interface operations {
                     integration_id?: string;
                     /** @description a link id */
                     link_id?: string;
-                    /** @description sender nonce of the expected transaction */
-                    nonce: string | number;
+                    /** @description sender nonce of the expected transaction; without it the payment is found by receiver, token and amount */
+                    nonce?: string | number;
                     /** @description at most 8 KiB serialized */
                     payload?: {
                         [key: string]: unknown;
@@ -5336,8 +5445,8 @@ export interface operations {
                     receiver: string;
                     /** @description unguessable id of the payment attempt (earlier form: uuid); required unless uuid (the earlier form) is sent */
                     secret_id?: string;
-                    /** @description sender address */
-                    sender: string;
+                    /** @description sender address; optional without nonce; required with nonce */
+                    sender?: string;
                     /** @description a shop host name; required with shopify_payment_id */
                     shop?: string;
                     /** @description a Shopify payment id; required with shop */

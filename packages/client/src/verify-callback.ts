@@ -13,7 +13,7 @@ const imported = new Map<string, Promise<CryptoKey>>()
 
 /**
  * Whether `signature` (the `x-signature` header: RSA-PSS, SHA-256, salt length 64, base64url) signs `body`
- * under `publicKey`. The same check as DePay's verify-signature, on WebCrypto: Node 18+, browsers, edge
+ * under `publicKey`. The same check as DePay's verify-signature, on Web Crypto: Node, browsers, edge
  * runtimes. Imported keys are cached per PEM.
  */
 export async function verifyCallback(options: VerifyCallbackOptions): Promise<boolean> {

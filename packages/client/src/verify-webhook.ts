@@ -16,7 +16,7 @@ export interface VerifyWebhookOptions {
 /**
  * Whether the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) sign `body`
  * under `secret`: HMAC-SHA256 of `{id}.{timestamp}.{body}`, any of the space-separated `v1,` signatures
- * (two while a rotated secret still signs), a timestamp within 5 minutes of now. WebCrypto: Node 18+,
+ * (two while a rotated secret still signs), a timestamp within 5 minutes of now. Web Crypto: Node,
  * browsers, edge runtimes; the comparison is the platform's `verify`.
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<boolean> {

@@ -81,7 +81,7 @@ export function deliveryRoutes(deps: DeliveryRoutesDeps) {
         },
       },
       async (request, reply) => {
-        const outcome = await redeliverCallback(deps, callerOf(request).accountId, request.params.secret_id)
+        const outcome = await redeliverCallback(deps, callerOf(request).accountId, request.params.secret_id, 'api')
         switch (outcome.kind) {
           case 'not-found':
             throw notFound(outcome.what)
