@@ -53,7 +53,6 @@ const CURRENT_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
-  'deadline',
 ]
 const EARLIER_FIELDS = [
   'status',
@@ -76,7 +75,6 @@ const EARLIER_FIELDS = [
   'confirmed_at',
   'created_at',
   'updated_at',
-  'deadline',
 ]
 
 describe('current shape', () => {
