@@ -63,6 +63,31 @@ const disagreements = async (service: TestService, proxy: FaultyRpcProxy): Promi
   return Number(new RegExp(`paywatch_rpc_disagreements_total\\{chain="ethereum",provider="${label}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
 }
 
+/**
+ * The liar's rewrite, counting the answers it changed for a lookup of a block, transaction or receipt
+ * (not a probe of the latest block). The quorum asks as many providers at once as it still needs, best
+ * first: when two honest providers answered first, the liar was never asked and has nothing to be
+ * counted for; when its lie was served, it must be.
+ */
+function counted(rewrite: AnswerRewrite): { rewrite: AnswerRewrite; lies: () => number } {
+  let lies = 0
+  return {
+    rewrite: (call, result) => {
+      const before = JSON.stringify(result)
+      const after = rewrite(call, result)
+      const probe = ['latest', 'pending', 'safe', 'finalized'].includes(String((call.params as unknown[] | undefined)?.[0]))
+      if (!probe && JSON.stringify(after) !== before) lies++
+      return after
+    },
+    lies: () => lies,
+  }
+}
+
+/** The liar is counted whenever one of its lies reached the engine. */
+async function assertLiarCounted(service: TestService, liar: FaultyRpcProxy, lies: () => number): Promise<void> {
+  if (lies() > 0) assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+}
+
 async function pay(anvil: Anvil, from: AnvilAccount, to: Address) {
   return sendNative(anvil, from, to, parseEther('1'))
 }
@@ -73,13 +98,14 @@ test('a receipt fabricated by one provider does not make a success', async () =>
   const alice = anvil.accounts[1]!
   const receiver = freshAddress()
   const nonce = await anvil.publicClient.getTransactionCount({ address: alice.address })
-  liar.setRewrite(redirect(alice.address, nonce, receiver))
+  const lie = counted(redirect(alice.address, nonce, receiver))
+  liar.setRewrite(lie.rewrite)
   const { request } = await createPayment(service, apiKey, anvil, alice, { receiver, amount: '1' })
   // The payment goes elsewhere; the liar says it reached the receiver.
   await pay(anvil, alice, freshAddress())
   const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
   assert.deepEqual([record.status, record.failed_reason], ['failed', 'RECEIVER_MISMATCH'])
-  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  await assertLiarCounted(service, liar, lie.lies)
   assert.equal(await disagreements(service, honestA), 0)
   assert.equal(await disagreements(service, honestB), 0)
   const ready = (await service.app.inject({ method: 'GET', url: '/readyz' })).json()
@@ -92,13 +118,14 @@ test('a real payment hidden by one provider does not make a failure', async () =
   const bob = anvil.accounts[2]!
   const receiver = freshAddress()
   const nonce = await anvil.publicClient.getTransactionCount({ address: bob.address })
-  liar.setRewrite(redirect(bob.address, nonce, freshAddress()))
+  const lie = counted(redirect(bob.address, nonce, freshAddress()))
+  liar.setRewrite(lie.rewrite)
   const { request } = await createPayment(service, apiKey, anvil, bob, { receiver, amount: '1' })
   const paid = await pay(anvil, bob, receiver)
   const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
   assert.equal(record.status, 'success')
   assert.equal(record.transaction, paid.transactionHash.toLowerCase())
-  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  await assertLiarCounted(service, liar, lie.lies)
   assert.equal(await disagreements(service, honestA), 0)
   assert.equal(await disagreements(service, honestB), 0)
 })
@@ -114,17 +141,18 @@ test('a receipt that one provider turns into a revert does not make a failure', 
     const r = receipt as { from?: string; status?: string } | null
     if (r && typeof r === 'object' && r.from?.toLowerCase() === carol.address.toLowerCase() && r.status) r.status = '0x0'
   }
-  liar.setRewrite((call, result) => {
+  const lie = counted((call, result) => {
     if (call.method === 'eth_getTransactionReceipt') revert(result)
     if (call.method === 'eth_getBlockReceipts') for (const receipt of (result as unknown[] | null) ?? []) revert(receipt)
     return result
   })
+  liar.setRewrite(lie.rewrite)
   const { request } = await createPayment(service, apiKey, anvil, carol, { receiver, amount: '1' })
   const paid = await pay(anvil, carol, receiver)
   const record = await mineUntilFinal(anvil, service, apiKey, request.secret_id)
   assert.equal(record.status, 'success')
   assert.equal(record.transaction, paid.transactionHash.toLowerCase())
-  assert.ok((await disagreements(service, liar)) >= 1, 'the liar is counted')
+  await assertLiarCounted(service, liar, lie.lies)
   assert.equal(await disagreements(service, honestA), 0)
   assert.equal(await disagreements(service, honestB), 0)
 })

@@ -162,9 +162,14 @@ describe('operations endpoints', () => {
     const body = (
       create.requestBody as { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> }
     ).content['application/json']!.schema
-    for (const field of ['blockchain', 'sender', 'nonce', 'receiver', 'token', 'amount', 'after_block']) {
+    for (const field of ['blockchain', 'receiver', 'token', 'amount', 'after_block']) {
       assert.ok(body.properties[field], `request body documents ${field}`)
       assert.ok(body.required.includes(field), `${field} required`)
+    }
+    // Payments without a nonce (docs/api.md): nonce optional, sender required only with it, a deadline.
+    for (const field of ['sender', 'nonce', 'deadline']) {
+      assert.ok(body.properties[field], `request body documents ${field}`)
+      assert.ok(!body.required.includes(field), `${field} optional`)
     }
     assert.ok(create.responses['201'] && create.responses['200'])
     const methods = ['get', 'post', 'put', 'patch', 'delete'] as const
