@@ -36,7 +36,8 @@ export function loadDevIdentity(dataDir: string): DevIdentity {
     apiKeyId: newId(),
     apiKey: newSecret('pw'),
   }
-  mkdirSync(dataDir, { recursive: true })
+  // Owner-only, as every embedded data folder must be (src/store/data-dir-permissions.ts): it holds the signing key.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   writeFileSync(path, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600 })
   return identity
 }
