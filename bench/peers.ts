@@ -164,7 +164,7 @@ async function runSize(pending: number): Promise<Figures[]> {
     for (const name of running.filter((n) => n === 'paywatch' || n === 'baseline')) {
       const serviceRoot = name === 'baseline' ? process.env.BENCH_BASELINE_ROOT! : root
       const dataDir = join(dir, name)
-      mkdirSync(dataDir)
+      mkdirSync(dataDir, { mode: 0o700 }) // owner-only, as the service demands of its data folder
       const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
       const dbUrl = await createFreshDatabaseUrl()
       if (dbUrl) dbUrls.push(dbUrl)
