@@ -207,6 +207,18 @@ const deadline: RecordTable[string] = {
   value: (t) => orNull(t.deadline, exactNumber),
 }
 
+/** The last fields of both full shapes, in their documented order. */
+const fullRecordTail: RecordTable = {
+  callback: shared.callback,
+  release: shared.release,
+  forward_to: shared.forward_to,
+  forward_on_failure: shared.forward_on_failure,
+  confirmed_at: shared.confirmed_at,
+  created_at: shared.created_at,
+  updated_at: shared.updated_at,
+  reverted_at: shared.reverted_at,
+}
+
 /** Full record, current shape (docs/api.md, records and endpoints), field order as documented. */
 export const CURRENT_RECORD: RecordTable = {
   status: shared.status,
@@ -255,14 +267,7 @@ export const CURRENT_RECORD: RecordTable = {
     example: '3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01',
     value: (t) => t.secretId,
   },
-  callback: shared.callback,
-  release: shared.release,
-  forward_to: shared.forward_to,
-  forward_on_failure: shared.forward_on_failure,
-  confirmed_at: shared.confirmed_at,
-  created_at: shared.created_at,
-  updated_at: shared.updated_at,
-  reverted_at: shared.reverted_at,
+  ...fullRecordTail,
 }
 
 /** Full record, earlier `uuid` shape: numeric nonce/after_block, no decimals/commitment/fee fields. */
@@ -297,14 +302,7 @@ export const EARLIER_RECORD: RecordTable = {
     example: 'a41c6d2e-0b7f-4e3a-8c9d-5f1e2a3b4c5d',
     value: (t) => t.secretId,
   },
-  callback: shared.callback,
-  release: shared.release,
-  forward_to: shared.forward_to,
-  forward_on_failure: shared.forward_on_failure,
-  confirmed_at: shared.confirmed_at,
-  created_at: shared.created_at,
-  updated_at: shared.updated_at,
-  reverted_at: shared.reverted_at,
+  ...fullRecordTail,
 }
 
 /** Payment summary record, sent with `x-api-version` (link, Shopify and app endpoints: succeeded payments only). */
