@@ -103,7 +103,7 @@ export async function createService(config: Config, options: ServiceOptions = {}
     // The subsystems, in the order their routes are registered and their background work starts.
     const callbacks = await createCallbacks(common, database, events, options.callbacks)
     const rpcReadiness = createRpcReadiness(chains, common.clock)
-    const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness })
+    const engine = createChainEngine(common, { database, chains, events, fallbackReadiness: rpcReadiness, deliveries: callbacks.handoff })
     const authThrottle = createAuthThrottle(config.authFailures, redis, common.clock)
     let decorate: DecorateRecord | undefined
     // Bound once the list is complete: the release route, in the list, answers with signed records too.

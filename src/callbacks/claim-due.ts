@@ -17,6 +17,11 @@ export interface DueClaimer {
    * be due right now, so claim again once there is room (at once when there is).
    */
   claimDue(): Promise<{ claimed: number; full: boolean }>
+  /**
+   * Hands deliveries this worker holds already (inserted under its lease by a verdict's transaction) to
+   * `dispatch`, within the same per-host shares as claimed ones.
+   */
+  place(claimed: ClaimedDelivery[], now: Date): Promise<{ overflowed: boolean }>
   /** An attempt to `host` ended: true when the host had overflowed and has now worked off half its share. */
   relieved(host: string): boolean
 }
@@ -64,6 +69,11 @@ export function createDueClaimer(deps: {
     if (limit <= 0 || (limit < CLAIM_BATCH / 2 && held.size >= CLAIM_BATCH)) return { claimed: 0, full: true }
     const now = clock()
     const claimed = await claimDueDeliveries(db, { now, leaseUntil: new Date(now.getTime() + deps.leaseMs), limit, claim })
+    const { overflowed } = await place(claimed, now)
+    return { claimed: claimed.length, full: claimed.length === limit && !overflowed }
+  }
+
+  async function place(claimed: ClaimedDelivery[], now: Date): Promise<{ overflowed: boolean }> {
     const paused = await pauseDisabled(claimed, now)
     const overflow = new Map<string, ClaimedDelivery[]>()
     for (const delivery of claimed) {
@@ -83,7 +93,7 @@ export function createDueClaimer(deps: {
       )
       saturated.add(host)
     }
-    return { claimed: claimed.length, full: claimed.length === limit && overflow.size === 0 }
+    return { overflowed: overflow.size > 0 }
   }
 
   async function pauseDisabled(claimed: ClaimedDelivery[], now: Date): Promise<Set<string>> {
@@ -98,6 +108,7 @@ export function createDueClaimer(deps: {
 
   return {
     claimDue,
+    place,
     relieved(host) {
       if (!saturated.has(host) || pipeline.load(host) >= maxHeldPerHost / 2) return false
       saturated.delete(host)

@@ -5,6 +5,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { ReferenceCheck } from '../domain/reference-check.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { DatabaseHandle } from '../store/database.ts'
+import type { DeliveryHandoff } from '../store/delivery-rows.ts'
 import { findIntegration } from '../store/integrations.ts'
 import { sealStoredSigningKeys, sealStoredWebhookSecrets } from '../store/stored-key-sealing.ts'
 import { checkCallbackUrl } from './address-guard.ts'
@@ -34,6 +35,8 @@ export interface CallbacksOptions {
 export interface Callbacks extends Subsystem {
   signer: CallbackSigner
   worker: DeliveryWorker
+  /** For the chain engine: its verdicts' deliveries go to this node's worker as they commit. */
+  handoff: DeliveryHandoff
   /** Standard Webhooks secrets; `forget()` after a rotation. */
   secrets: WebhookSecretSource
   /** Sends one signed test event to a callback url (docs/api.md §8), through its endpoint's limit. */
@@ -101,12 +104,13 @@ export async function createCallbacks(
   let stopFollowing: (() => void) | undefined
   /** Signatures made ahead of their claim and not yet done: a burst of completions is signed by the pipeline alone. */
   let signingAhead = 0
-  const wakeOnCompletion = (tracking: Tracking) => {
-    if (!tracking.callback) return
-    worker.wake()
-    // The delivery row committed with the verdict; while the worker claims it (a query), its body is
-    // signed and its webhook secrets read, so that the pipeline finds both ready (signCached).
-    if (signingAhead >= SIGN_AHEAD_AT_ONCE) return
+  /**
+   * Signs a completion's body ahead of its claim, and reads its webhook secrets: first from the verdict
+   * about to be written (`completing`: the signature is made while the transaction runs), then from the
+   * written one (the same body: the signature in the making is shared), so that the pipeline finds both ready.
+   */
+  const signAhead = (tracking: Tracking) => {
+    if (!tracking.callback || signingAhead >= SIGN_AHEAD_AT_ONCE) return
     signingAhead++
     void signer
       .signCached(callbackBody(tracking), tracking.integrationId)
@@ -114,11 +118,26 @@ export async function createCallbacks(
       .finally(() => signingAhead--)
     if (options.standardWebhooks !== false) void secrets.secretsFor(tracking.accountId, tracking.integrationId).catch(() => {})
   }
+  /** Trackings whose delivery the worker took from the verdict's writer: no claim to wake for. */
+  const handedOff = new Set<string>()
+  const handoff: DeliveryHandoff = {
+    lease: (now) => worker.handoff.lease(now),
+    take(deliveries) {
+      for (const delivery of deliveries) handedOff.add(delivery.trackingId)
+      worker.handoff.take(deliveries)
+    },
+  }
+  const wakeOnCompletion = (tracking: Tracking) => {
+    if (!tracking.callback) return
+    if (!handedOff.delete(tracking.id)) worker.wake()
+    signAhead(tracking)
+  }
 
   return {
     name: 'callback-delivery',
     signer,
     worker,
+    handoff,
     secrets,
     sendTestEvent: createTestEventSender({
       signer,
@@ -144,11 +163,13 @@ export async function createCallbacks(
           .where('claimed_by', 'is not', null)
           .execute()
       }
+      events.on('completing', signAhead)
       events.on('completed', wakeOnCompletion)
       stopFollowing = followReversalEvents(events, metrics, () => worker.wake())
       worker.start()
     },
     async stop() {
+      events.off('completing', signAhead)
       events.off('completed', wakeOnCompletion)
       stopFollowing?.()
       await worker.stop()

@@ -6,6 +6,7 @@ import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/database.ts'
 import { newId } from '../store/ids.ts'
 import { postponeDeliveries } from '../store/deliveries.ts'
+import type { DeliveryHandoff } from '../store/delivery-rows.ts'
 import { attemptOutcome } from './attempt-outcome.ts'
 import { CLAIM_BATCH, createDueClaimer } from './claim-due.ts'
 import { createHeldDeliveries } from './held-deliveries.ts'
@@ -54,6 +55,8 @@ export interface DeliveryWorker {
   start(): void
   /** A delivery may be due now (a completion, a redelivery). */
   wake(): void
+  /** Takes the deliveries a verdict's transaction inserts under this worker's lease (delivery-rows.ts). */
+  readonly handoff: DeliveryHandoff
   /** Claims what is due now, makes those attempts and records them; returns how many were claimed. For tests and tools. */
   runOnce(): Promise<number>
   /** Stops claiming and waits for the attempts in flight to be recorded. */
@@ -148,6 +151,27 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   let stopping = false
   let loop: Promise<void> | undefined
+  const handoff: DeliveryHandoff = {
+    // Only while the claim loop runs and has room for a block's worth: else the rows wait for a claim as before.
+    lease: (now) =>
+      loop && !stopping && maxHeld - held.size >= CLAIM_BATCH ? { claim, until: new Date(now.getTime() + leaseMs) } : undefined,
+    take(deliveries) {
+      if (deliveries.length === 0) return
+      if (stopping) {
+        // Stopped since the lease was given: due again now, for any worker.
+        void postponeDeliveries(
+          db,
+          deliveries.map((d) => ({ id: d.id, claim })),
+          clock(),
+        ).catch(() => {})
+        return
+      }
+      claimer.place(deliveries, clock()).catch((error: unknown) => {
+        // Not attempted: the rows are due again when their lease ends.
+        logger.warn({ err: error, deliveries: deliveries.length }, 'taking callback deliveries from their verdict failed')
+      })
+    },
+  }
   async function run(): Promise<void> {
     const stopRenewing = renewLeases({ db, clock, logger, claim, leaseMs, held })
     try {
@@ -175,6 +199,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       loop ??= run()
     },
     wake: () => signal.wake(),
+    handoff,
     endpointsChanged() {
       endpoints.invalidate()
       signal.wake()

@@ -11,6 +11,11 @@ export interface TrackingEventMap {
   tracked: [tracking: Tracking]
   /** A matching transaction is waiting for confirmations or finality. */
   progress: [event: { tracking: Tracking; required: number; passed: number }]
+  /**
+   * A verdict is about to be written: the tracking as it will read once written. Only for work done
+   * ahead (signing its callback body while the transaction runs); it may not land, so nothing is sent on it.
+   */
+  completing: [tracking: Tracking]
   /** The tracking became success or failed (already written, with its delivery row). */
   completed: [tracking: Tracking]
   /** The waiting user was released (callback answered 200, or POST /v2/payments/release). */

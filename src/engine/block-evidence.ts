@@ -27,23 +27,28 @@ export interface ReceiptSource {
    * transaction, in parallel, where the RPC does not offer it). Matching by receiver needs them all.
    */
   all(block: FullBlock): Promise<Map<string, TransactionReceipt>>
+  /**
+   * Every receipt of `block` in one `eth_getBlockReceipts`, or undefined when that cannot be had in
+   * one request (the RPC does not offer it, or failed): a read ahead, never a per-transaction fallback.
+   */
+  whole(block: FullBlock): Promise<Map<string, TransactionReceipt> | undefined>
 }
 
 /** A source that answers from a block's receipts already read (no request). */
 export function fetchedReceipts(all: Map<string, TransactionReceipt>): ReceiptSource {
   const pick = (hashes: string[]) => new Map(hashes.flatMap((h) => (all.has(h) ? [[h, all.get(h)!] as const] : [])))
-  return { receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())), all: async () => all }
+  return { receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())), all: async () => all, whole: async () => all }
 }
 
 /**
- * Receipts for the matched transactions only: one `eth_getTransactionReceipt` each (in parallel)
- * while few are needed, else one `eth_getBlockReceipts` when the RPC offers it (learned once per
- * chain). A whole block's receipts weigh megabytes on a busy chain and take nodes longer to build
- * (Anvil: ~36 ms for 200 receipts, against ~10 ms for 10 single receipts in parallel), so they pay
- * off only when many transactions of the block are payments.
+ * Receipts for the matched transactions: one `eth_getTransactionReceipt` for a lone payment, else one
+ * `eth_getBlockReceipts` when the RPC offers it (learned once per chain): one request per block, not
+ * one per payment. A whole block's receipts weigh more (megabytes on a busy chain), but providers
+ * count and bill requests, and on Anvil a 50-transaction block's receipts come back as fast as ten
+ * single receipts asked in parallel (docs/performance.md, "Block to callback").
  */
 export function createReceiptSource(reader: ChainReader, options: { blockReceiptsFrom?: number } = {}): ReceiptSource {
-  const threshold = options.blockReceiptsFrom ?? 16
+  const threshold = options.blockReceiptsFrom ?? 2
   let blockReceipts: 'unknown' | 'supported' | 'unsupported' = 'unknown'
   const perTransaction = async (hashes: string[]) => {
     const receipts = await Promise.all(hashes.map((hash) => reader.receipt(hash as Hash)))
@@ -65,6 +70,19 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
         }
       }
       return perTransaction(block.transactions.map((tx) => tx.hash))
+    },
+    async whole(block) {
+      if (blockReceipts === 'unsupported') return undefined
+      try {
+        const every = await reader.blockReceipts(block.hash)
+        if (!every) return undefined
+        blockReceipts = 'supported'
+        return byHash(every)
+      } catch (error) {
+        // Learned here as on any other read; a failed read ahead is read again the usual way.
+        if (isMethodUnavailable(error) && blockReceipts === 'unknown') blockReceipts = 'unsupported'
+        return undefined
+      }
     },
     async receipts(block, hashes) {
       if (hashes.length === 0) return new Map()

@@ -10,17 +10,31 @@ import { createFinality } from '../chain/finality.ts'
 import { createLookahead } from './block-lookahead.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
 import { StoredWindow } from './stored-window.ts'
+import { insertChainBlock } from '../store/chain-blocks.ts'
 
 /** What the follower tells the engine, in chain order; the next event waits for the previous one. */
 export type FollowerEvent =
-  /** A new canonical block; `finalized` is the finalized block number known at this point. */
-  | { type: 'block'; block: FullBlock; finalized: bigint }
+  /**
+   * A new canonical block; `finalized` is the finalized block number known at this point; `latest`:
+   * it was the RPC's head when read (not a block caught up on), so its payments are news to announce now.
+   */
+  | { type: 'block'; block: FullBlock; finalized: bigint; latest?: boolean; record?: BlockRecord }
   /** The blocks above `ancestor` were replaced; the new branch follows as `block` events. */
   | { type: 'reorg'; ancestor: bigint; removed: WindowBlock[] }
   /** The finalized block advanced to `finalized` (`head` = the newest processed block). */
   | { type: 'finalize'; finalized: bigint; head: bigint }
 
-export type FollowerSink = (event: FollowerEvent) => Promise<void>
+/**
+ * `record` on a block event writes the block as processed (`insertChainBlock`, under the lease `fence`):
+ * a sink that writes it in the transaction of the block's verdicts (one fence check, one commit for the
+ * block) answers 'recorded', and the follower does not write it again. Never written when the sink failed.
+ */
+export interface BlockRecord {
+  fence: WriteFence | undefined
+  write(db: Db): Promise<void>
+}
+
+export type FollowerSink = (event: FollowerEvent) => Promise<'recorded' | void>
 
 export interface FollowerState {
   head: WindowBlock | undefined
@@ -88,10 +102,18 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     return window
   }
 
-  const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint) => {
-    await sink({ type: 'block', block, finalized: finalized < block.number ? finalized : block.number })
+  const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint, head?: bigint) => {
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
-    await stored.append(win, entry)
+    const record: BlockRecord = { fence: deps.fence, write: (db) => insertChainBlock(db, chain.name, entry) }
+    const handled = await sink({
+      type: 'block',
+      block,
+      finalized: finalized < block.number ? finalized : block.number,
+      latest: block.number === head,
+      record,
+    })
+    if (handled === 'recorded') stored.adopt(win, entry)
+    else await stored.append(win, entry)
     state.head = entry
   }
 
@@ -167,7 +189,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
         const block = await reader.block(restartAt ?? head.number)
         if (!block) break
         restartAt = undefined
-        await accept(win, block, finalized())
+        await accept(win, block, finalized(), head.number)
         processed++
         continue
       }
@@ -190,7 +212,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       // The RPC (or the next URL after a failover) is behind the head it announced: wait.
       if (!block) break
       if (win.extends(block)) {
-        await accept(win, block, finalized())
+        await accept(win, block, finalized(), head.number)
         processed++
       } else {
         ahead.clear()

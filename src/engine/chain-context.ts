@@ -1,3 +1,4 @@
+import type { DeliveryHandoff } from '../store/delivery-rows.ts'
 import type { Logger } from 'pino'
 import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
 import { createFinality } from '../chain/finality.ts'
@@ -40,6 +41,8 @@ export interface ChainContextDeps {
   clock: Clock
   logger: Logger
   metrics: EngineMetrics
+  /** This node's delivery worker, handed the verdicts' callbacks as they commit. */
+  deliveries?: DeliveryHandoff
   /** The chain's leadership (made by the lease channel, which knows the database). */
   lock: LeaderLock
   onBlockProcessed?: (info: BlockProcessed) => void
@@ -65,6 +68,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
     quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger, clock }) : undefined,
+    deliveries: deps.deliveries,
   })
   // The runner is made last (it needs the processor): until then nothing is held.
   let runner: ChainRunner | undefined
@@ -94,14 +98,19 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     onBlockProcessed: deps.onBlockProcessed,
   })
   const identity = createIdentityCheck({ handle, db, clock, logger })
+  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle, verifyIdentity: () => identity.verify() })
+  runner = current
+  const probeMs = deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000)
   const monitor = createProviderMonitor({
     handle,
     identity,
     logger,
-    intervalMs: deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000),
+    intervalMs: probeMs,
+    quiet: () => {
+      const syncedAt = current.follower?.state.syncedAt
+      return current.headsSubscribed && syncedAt !== undefined && Date.now() - syncedAt < probeMs
+    },
   })
-  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle, verifyIdentity: () => identity.verify() })
-  runner = current
   return {
     handle,
     reader,

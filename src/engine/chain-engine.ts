@@ -1,3 +1,4 @@
+import type { DeliveryHandoff } from '../store/delivery-rows.ts'
 import type { Common } from '../common/common.ts'
 import type { ChainRegistry } from '../chain/registry.ts'
 import type { Tracking } from '../domain/tracking.ts'
@@ -20,6 +21,8 @@ export interface ChainEngineDeps {
   events: TrackingEvents
   /** Readiness of the chains this node does not follow (another node leads them): an RPC probe. */
   fallbackReadiness: () => Promise<ChainReadiness[]>
+  /** This node's delivery worker, handed the verdicts' callbacks as they commit. */
+  deliveries?: DeliveryHandoff
 }
 
 export interface ChainEngineOptions extends LeaseChannelOptions {
@@ -81,6 +84,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
         clock,
         logger,
         metrics,
+        deliveries: deps.deliveries,
         lock: leases.lockFor(handle.config.name),
         onBlockProcessed: options.onBlockProcessed,
         providerProbeMs: options.providerProbeMs,

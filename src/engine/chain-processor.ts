@@ -16,7 +16,7 @@ import {
   saveMatch,
   type TrackingMatch,
 } from '../store/tracking-matches.ts'
-import { findPastDeadline, hasPendingNonceless } from '../store/nonceless-trackings.ts'
+import { findPastDeadline, pendingOnChain } from '../store/nonceless-trackings.ts'
 import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -54,7 +54,7 @@ export interface BlockProcessed {
 
 export interface ChainProcessor {
   /** `fence`: the lease this node follows the chain under; every write of the event is made under it. */
-  handle(event: FollowerEvent, fence?: WriteFence): Promise<void>
+  handle(event: FollowerEvent, fence?: WriteFence): Promise<'recorded' | void>
 }
 
 /**
@@ -227,11 +227,22 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     ])
   }
 
+  /** Whether the chain had pending trackings at the last block (a read ahead of receipts pays off only then). */
+  let pendingSeen = true
+
   /** Handles a block; its figures are reported once the round has written its verdicts too. */
-  const onBlock = async (block: FullBlock, finalized: bigint, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'>> => {
+  const onBlock = async (
+    block: FullBlock,
+    finalized: bigint,
+    latest: boolean,
+    fence: WriteFence | undefined,
+  ): Promise<Omit<BlockProcessed, 'ms'>> => {
+    // The newest block's receipts are read beside the database reads, in one request (a payment found
+    // in it waits for nothing more); a block caught up on reads only what its payments need.
+    const ahead = latest && pendingSeen && block.transactions.length > 1 ? deps.receipts.whole(block) : undefined
     // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
     // successes whose block is not final yet.
-    const [candidates, matched, watched, nonceless] = await Promise.all([
+    const [candidates, matched, watched, pending] = await Promise.all([
       findBlockCandidates(
         deps.db,
         deps.chain,
@@ -239,18 +250,20 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       ),
       findMatchedTrackings(deps.db, deps.chain),
       deps.successes.read(),
-      hasPendingNonceless(deps.db, deps.chain),
+      pendingOnChain(deps.db, deps.chain),
     ])
+    pendingSeen = pending.any
+    const read = await ahead
     // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
     // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
-    let receipts = deps.receipts
+    let receipts = read ? fetchedReceipts(read) : deps.receipts
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
-    if (nonceless) {
+    if (pending.traces) {
       const matching = async () => {
         // An empty block pays nothing: no receipts to read.
         if (block.transactions.length === 0) return []
-        const all = await deps.receipts.all(block)
+        const all = read ?? (await deps.receipts.all(block))
         receipts = fetchedReceipts(all)
         return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates))
       }
@@ -276,7 +289,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {
     switch (event.type) {
       case 'block':
-        return onBlock(event.block, event.finalized, fence)
+        return onBlock(event.block, event.finalized, event.latest === true, fence)
       case 'reorg': {
         const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor, fence)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
@@ -299,12 +312,15 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     // what it answered a moment ago.
     async handle(event, fence) {
       const started = performance.now()
-      const processed = await deps.verdicts.round(event.type === 'block' ? event.block : null, () => handle(event, fence))
+      const block = event.type === 'block' ? event : undefined
+      // The block is recorded as processed in the transaction of its verdicts.
+      const processed = await deps.verdicts.round(block?.block ?? null, () => handle(event, fence), block?.record)
       if (!processed) return
       // From the block read to every verdict of it written (the round writes them at its end).
       const ms = performance.now() - started
       deps.metrics.blockProcessed(deps.chain, ms / 1000)
       deps.onBlockProcessed?.({ ...processed, ms })
+      return block?.record ? 'recorded' : undefined
     },
   }
 }

@@ -18,6 +18,8 @@ export interface ChainRunner {
   readonly status: RunnerStatus
   /** The follower while this node follows the chain. */
   readonly follower: BlockFollower | undefined
+  /** Whether the follower is woken by a live `newHeads` subscription (else it polls). */
+  readonly headsSubscribed: boolean
   /** Runs `work` between two follower events (the fast path's final write). */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   start(): void
@@ -35,7 +37,7 @@ export interface ChainRunnerDeps {
   lock: LeaderLock
   logger: Logger
   /** Handles the follower's events (called inside `exclusive`), writing under the lead's `fence`. */
-  sink: (event: FollowerEvent, fence: WriteFence) => Promise<void>
+  sink: (event: FollowerEvent, fence: WriteFence) => Promise<'recorded' | void>
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
   backstopMs?: number
   /** Jitter source of the pauses after failures (tests pass a fixed one). */
@@ -59,6 +61,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
   const stopController = new AbortController()
   let status: RunnerStatus = 'standby'
   let follower: BlockFollower | undefined
+  let liveHeads: ReturnType<typeof createHeadSignal> | undefined
   let loop: Promise<void> | undefined
   let queue: Promise<unknown> = Promise.resolve()
 
@@ -99,6 +102,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     })
     follower = current
     const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })
+    liveHeads = heads
     const backstopMs = deps.backstopMs ?? Math.max(chain.pollingIntervalMs * 4, 10_000)
     const backoff = createBackoff(backoffPolicies.chainSync, deps.random)
     try {
@@ -125,6 +129,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
         await heads.next(heads.subscribed ? backstopMs : chain.pollingIntervalMs, signal)
       }
     } finally {
+      liveHeads = undefined
       await heads.stop()
       follower = undefined
     }
@@ -173,6 +178,9 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
     },
     get follower() {
       return follower
+    },
+    get headsSubscribed() {
+      return liveHeads?.subscribed === true
     },
     exclusive,
     start() {

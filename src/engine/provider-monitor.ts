@@ -20,6 +20,9 @@ export interface ProviderMonitor {
   stop(): void
 }
 
+/** While the follower is fed by newHeads, one probe round in this many intervals. */
+const QUIET_EVERY = 6
+
 /**
  * Keeps what the pool knows of each provider fresh: its head (for lag and readiness: a provider
  * is asked for its own latest block, so a lagging one shows), its capabilities (probed once: any
@@ -31,6 +34,11 @@ export function createProviderMonitor(deps: {
   identity: IdentityCheck
   logger: Logger
   intervalMs: number
+  /**
+   * True while the follower is fed by a live `newHeads` subscription and synced: its heads show the
+   * providers serve, so the probes run every `QUIET_EVERY`th interval (they cost a block's worth of requests).
+   */
+  quiet?: () => boolean
 }): ProviderMonitor {
   const { pool, providerClients } = deps.handle
   const probed = new Set<number>()
@@ -86,7 +94,14 @@ export function createProviderMonitor(deps: {
     start() {
       // The first round runs beside the runner's own identity check at start: not twice.
       let identity = false
+      let skipped = 0
       const tick = () => {
+        if (identity && skipped < QUIET_EVERY - 1 && deps.quiet?.()) {
+          skipped++
+          if (timer !== undefined) timer = setTimeout(tick, deps.intervalMs).unref()
+          return
+        }
+        skipped = 0
         void this.round(identity).finally(() => {
           identity = true
           if (timer !== undefined) timer = setTimeout(tick, deps.intervalMs).unref()

@@ -46,6 +46,11 @@ export class StoredWindow {
     win.push(entry)
   }
 
+  /** `entry` is the new tip, recorded already (with its block's verdicts). */
+  adopt(win: BlockWindow, entry: WindowBlock): void {
+    win.push(entry)
+  }
+
   /** Forgets the stored blocks above `ancestor` (the window in memory was truncated already). */
   async dropAbove(ancestor: bigint): Promise<void> {
     await deleteChainBlocksAbove(this.#deps.db, this.#deps.chain, ancestor, this.#deps.fence)

@@ -4,9 +4,11 @@ import { recordedTransaction, type Expectation, type Judgement } from '../domain
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import { completeTrackings, type Completion } from '../store/complete-tracking.ts'
-import type { WriteFence } from '../store/chain-leases.ts'
+import { fenced, type WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/database.ts'
+import type { DeliveryHandoff } from '../store/delivery-rows.ts'
 import { saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
+import type { BlockRecord } from './block-follower.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { judgedOf, type EvidenceQuorum } from './evidence-quorum.ts'
 
@@ -24,6 +26,8 @@ export interface VerdictDeps {
   isCanonical(number: bigint, hash: string): Promise<boolean>
   /** Checks a would-be final verdict's evidence with `quorum` providers (evidence-quorum.ts); absent: quorum 1. */
   quorum?: EvidenceQuorum
+  /** This node's delivery worker: the verdicts' callbacks are handed to it as they commit. */
+  deliveries?: DeliveryHandoff
 }
 
 export interface Verdicts {
@@ -50,9 +54,10 @@ export interface Verdicts {
   /**
    * Runs one follower event: within it, each block's canonical re-check is asked once, `fresh`
    * (the block just read from the RPC) needs no re-check, and the final verdicts are written
-   * together in one transaction when the work is done (their `completed` events after it).
+   * together in one transaction when the work is done (their `completed` events after it), with
+   * `record`, the block as processed, when the work succeeded.
    */
-  round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>): Promise<T>
+  round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>, record?: BlockRecord): Promise<T>
   /** Forgets the progress of trackings no longer matched (completed elsewhere: time-out, another node). */
   retain(matchedIds: Set<string>): void
 }
@@ -95,27 +100,56 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
   /** Final verdicts of the current round, written when it ends (undefined outside a round: at once). */
   let roundWrites: FinalWrite[] | undefined
 
-  /** Writes final verdicts, one transaction per write fence (a round has one), then announces them. */
-  const write = async (writes: FinalWrite[]) => {
+  /**
+   * Writes final verdicts, one transaction per write fence (a round has one), with the round's block
+   * record in the transaction of its fence; then announces them.
+   */
+  const write = async (writes: FinalWrite[], record?: BlockRecord) => {
     const byFence = new Map<WriteFence | undefined, FinalWrite[]>()
     for (const w of writes) {
       const group = byFence.get(w.fence) ?? []
       group.push(w)
       byFence.set(w.fence, group)
     }
+    const now = deps.clock()
+    // Their callbacks are signed while the transaction runs (a signature takes about as long as the write).
+    for (const w of writes) deps.events.emit('completing', completedAs(w.tracking, w.completion, now))
     for (const [fence, group] of byFence) {
       const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored }))
-      const results = await completeTrackings(deps.db, requests, deps.clock(), fence)
+      const alsoWrite = record?.fence === fence ? record?.write : undefined
+      if (alsoWrite) record = undefined
+      const lease = deps.deliveries?.lease(now)
+      const results = await completeTrackings(deps.db, requests, now, { fence, alsoWrite, lease })
+      // Committed: the callbacks go to this node's worker at once (no claim query in between).
+      if (lease) {
+        deps.deliveries!.take(
+          results.flatMap((done) =>
+            done?.deliveryId
+              ? [
+                  {
+                    id: done.deliveryId,
+                    trackingId: done.tracking.id,
+                    attempts: 0,
+                    claim: lease.claim,
+                    tracking: done.tracking,
+                    event: null,
+                  },
+                ]
+              : [],
+          ),
+        )
+      }
       group.forEach((w, k) => {
         published.delete(w.tracking.id)
         unprovenLogged.delete(w.tracking.id)
-        const done = results[k]
+        const done = results[k]?.tracking
         if (!done) return
         deps.metrics.completed(deps.chain, done.status, done.failedReason)
         w.log.info({ status: done.status, reason: done.failedReason, transaction: done.transaction }, 'tracking completed')
         deps.events.emit('completed', done)
       })
     }
+    if (record) await fenced(deps.db, record.fence, record.write)
   }
 
   /** Success and failed alike: written only while the block the verdict rests on is canonical. */
@@ -179,18 +213,21 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     retain(matchedIds) {
       for (const id of published.keys()) if (!matchedIds.has(id)) published.delete(id)
     },
-    async round(fresh, work) {
+    async round(fresh, work, record) {
       const writes: FinalWrite[] = []
       canonicalInRound = new Map()
       roundWrites = writes
       if (fresh) canonicalInRound.set(`${fresh.number}:${fresh.hash.toLowerCase()}`, Promise.resolve(true))
+      let done = false
       try {
-        return await work()
+        const result = await work()
+        done = true
+        return result
       } finally {
         canonicalInRound = undefined
         roundWrites = undefined
         // Also when part of the work failed: the verdicts reached stand (the block is handled again).
-        if (writes.length > 0) await write(writes)
+        if (writes.length > 0 || (done && record)) await write(writes, done ? record : undefined)
       }
     },
     searchingAgain(trackingId) {
@@ -226,5 +263,20 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           return complete(tracking, expectation, { status: 'failed', failedReason: judgement.reason, transaction }, match, stored, fence)
       }
     },
+  }
+}
+
+/** The tracking as `completion` written at `now` will read (a link's payment may get a later confirmation time). */
+function completedAs(tracking: Tracking, completion: Completion, now: Date): Tracking {
+  const success = completion.status === 'success'
+  return {
+    ...tracking,
+    status: completion.status,
+    failedReason: success ? null : completion.failedReason,
+    transaction: completion.transaction ?? tracking.transaction,
+    sender: (success && completion.identity?.sender) || tracking.sender,
+    nonce: success && completion.identity ? completion.identity.nonce : tracking.nonce,
+    confirmedAt: success ? now : null,
+    updatedAt: now,
   }
 }

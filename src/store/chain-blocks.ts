@@ -15,19 +15,22 @@ export async function loadChainWindow(db: Db, chain: string): Promise<WindowBloc
 
 /** Records a processed block: from now on a restart resumes after it. `fence`: only while this node leads. */
 export async function saveChainBlock(db: Db, chain: string, block: WindowBlock, fence?: WriteFence): Promise<void> {
-  await fenced(db, fence, (db) =>
-    db
-      .insertInto('chain_blocks')
-      .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
-      .onConflict((oc) =>
-        oc.columns(['chain', 'number']).doUpdateSet({
-          hash: block.hash,
-          parent_hash: block.parentHash,
-          timestamp: block.timestamp,
-        }),
-      )
-      .execute(),
-  )
+  await fenced(db, fence, (db) => insertChainBlock(db, chain, block))
+}
+
+/** The statement of `saveChainBlock`, for a transaction that holds the fence already (a block's verdicts). */
+export async function insertChainBlock(db: Db, chain: string, block: WindowBlock): Promise<void> {
+  await db
+    .insertInto('chain_blocks')
+    .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
+    .onConflict((oc) =>
+      oc.columns(['chain', 'number']).doUpdateSet({
+        hash: block.hash,
+        parent_hash: block.parentHash,
+        timestamp: block.timestamp,
+      }),
+    )
+    .execute()
 }
 
 /** A reorg: the blocks above the common ancestor are no longer canonical. */

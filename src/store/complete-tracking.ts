@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import { holdFence, type WriteFence } from './chain-leases.ts'
 import type { Db } from './database.ts'
-import { insertDeliveries } from './delivery-rows.ts'
+import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
 import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -41,7 +41,22 @@ export async function completeTracking(
   now: Date,
   fence?: WriteFence,
 ): Promise<Tracking | undefined> {
-  return (await completeTrackings(db, [{ id, completion }], now, fence))[0]
+  return (await completeTrackings(db, [{ id, completion }], now, { fence }))[0]?.tracking
+}
+
+/** A completed tracking and its callback's delivery row (null: it has no callback). */
+export interface Completed {
+  tracking: Tracking
+  deliveryId: string | null
+}
+
+export interface CompletionOptions {
+  /** The chain follower's lease: nothing is written unless this node still holds it. */
+  fence?: WriteFence
+  /** Written in the same transaction (the block the verdicts were judged on, as processed). */
+  alsoWrite?: (trx: Db) => Promise<void>
+  /** The delivery rows are inserted claimed by this worker (a hand-off, delivery-rows.ts). */
+  lease?: DeliveryLease
 }
 
 /**
@@ -55,8 +70,9 @@ export async function completeTrackings(
   db: Db,
   requests: readonly CompletionRequest[],
   now: Date,
-  fence?: WriteFence,
-): Promise<(Tracking | undefined)[]> {
+  options: CompletionOptions = {},
+): Promise<(Completed | undefined)[]> {
+  const { fence, alsoWrite, lease } = options
   if (requests.length === 0) return []
   return db.transaction().execute(async (trx) => {
     if (fence) await holdFence(trx, fence)
@@ -112,20 +128,24 @@ export async function completeTrackings(
     // statement is a turn of its one connection, and a block's ten verdicts were twenty of them.
     const updated = await updateStatuses(trx, updates, now)
     await insertSuccessWatches(trx, watches, now)
-    const answered = new Set<string>()
-    const results = requests.map((request) => {
-      if (answered.has(request.id)) return undefined
-      answered.add(request.id)
-      return updated.get(request.id)
-    })
     const withCallback = [...completed].filter((id) => current.get(id)!.callback)
-    await insertDeliveries(
+    const inserted = await insertDeliveries(
       trx,
       withCallback.map((trackingId) => ({ trackingId, reason: 'completed' })),
       now,
+      lease,
     )
+    const deliveryOf = new Map(inserted.map((row) => [row.tracking_id, row.id]))
+    const answered = new Set<string>()
+    const results = requests.map((request): Completed | undefined => {
+      if (answered.has(request.id)) return undefined
+      answered.add(request.id)
+      const tracking = updated.get(request.id)
+      return tracking && { tracking, deliveryId: deliveryOf.get(request.id) ?? null }
+    })
     const dropped = requests.filter((r) => r.dropMatch).map((r) => r.id)
     if (dropped.length > 0) await trx.deleteFrom('tracking_matches').where('tracking_id', 'in', dropped).execute()
+    await alsoWrite?.(trx)
     return results
   })
 }

@@ -2,6 +2,25 @@ import type { Selectable } from 'kysely'
 import type { Db } from './database.ts'
 import { newId } from './ids.ts'
 import type { DeliveriesTable, RedeliveryRequester } from './schema.ts'
+import type { ClaimedDelivery } from './deliveries.ts'
+
+/** A claim and its lease: rows inserted under it belong to that worker from their first moment. */
+export interface DeliveryLease {
+  claim: string
+  until: Date
+}
+
+/**
+ * This node's delivery worker, taking the rows a verdict's transaction inserts straight from the writer:
+ * they are inserted under its lease and, once committed, attempted at once, without a claim query
+ * (the durable write still comes first: nothing is handed over before the commit).
+ */
+export interface DeliveryHandoff {
+  /** The lease to insert rows under now; undefined while the worker takes none (stopped, or full). */
+  lease(now: Date): DeliveryLease | undefined
+  /** Rows committed under that lease: attempted now. */
+  take(deliveries: ClaimedDelivery[]): void
+}
 
 /** What starts a delivery: the judged payment's callback, an operator's or integrator's redelivery, or an event. */
 export type NewDelivery =
@@ -14,9 +33,15 @@ export type NewDelivery =
 /**
  * The one insert of delivery rows (payment callbacks, redeliveries, reversal events), so that every delivery
  * starts with the same columns: due now (`next_attempt_at` and `due_at`, which the queue's overdue age reads),
- * or, for a skipped event, finished at once. Runs in the caller's transaction when given one.
+ * or, for a skipped event, finished at once; with `lease`, claimed by that worker until its end (the
+ * claim query's columns). Runs in the caller's transaction when given one.
  */
-export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[], now: Date): Promise<Selectable<DeliveriesTable>[]> {
+export async function insertDeliveries(
+  db: Db,
+  deliveries: readonly NewDelivery[],
+  now: Date,
+  lease?: DeliveryLease,
+): Promise<Selectable<DeliveriesTable>[]> {
   if (deliveries.length === 0) return []
   return db
     .insertInto('deliveries')
@@ -31,7 +56,8 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
           requested_by: delivery.reason === 'redeliver' ? delivery.requestedBy : null,
           state: skipped ? ('skipped' as const) : ('due' as const),
           finished_at: skipped ? now : null,
-          next_attempt_at: now,
+          next_attempt_at: lease && !skipped ? lease.until : now,
+          ...(lease && !skipped ? { claimed_by: lease.claim, claimed_at: now, locked_until: lease.until } : {}),
           due_at: now,
           created_at: now,
           updated_at: now,

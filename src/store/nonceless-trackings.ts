@@ -9,13 +9,19 @@ import { rowToTracking, type TrackingRow } from './trackings.ts'
  * so a block costs the same whatever the number of pending trackings.
  */
 
-/** Whether `chain` has a pending nonce-less trace at all: when not, a block needs none of its receipts. */
-export async function hasPendingNonceless(db: Db, chain: string): Promise<boolean> {
-  const result = await sql<{ found: boolean }>`
-    SELECT EXISTS (
-      SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending' AND nonceless AND transaction IS NULL
-    ) AS found`.execute(db)
-  return result.rows[0]?.found === true
+/**
+ * Whether `chain` has pending trackings at all, and pending nonce-less traces (without a trace a block
+ * needs none of its receipts for matching by receiver): one statement, two index probes.
+ */
+export async function pendingOnChain(db: Db, chain: string): Promise<{ any: boolean; traces: boolean }> {
+  const result = await sql<{ any: boolean; traces: boolean }>`
+    SELECT
+      EXISTS (SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending') AS any,
+      EXISTS (
+        SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending' AND nonceless AND transaction IS NULL
+      ) AS traces`.execute(db)
+  const row = result.rows[0]
+  return { any: row?.any === true, traces: row?.traces === true }
 }
 
 /**

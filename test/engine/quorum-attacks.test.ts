@@ -163,8 +163,9 @@ test("20 payments in one block, the liar's block receipts inflate them: no false
   assert.ok(Math.max(...perTracking.values()) <= 1, `once per tracking over 12 blocks (${[...perTracking.values()]})`)
 })
 
-test('3 payments in one block (receipts read one by one), the liar inflates them: no false success', async () => {
-  const run = await runAttack({ mode: 'inflate', payments: 3 })
+test('a payment alone in its block (its receipt read by hash), the liar inflates it: no false success', async () => {
+  // From two payments on, a block's receipts are read in one eth_getBlockReceipts (the tests below).
+  const run = await runAttack({ mode: 'inflate', payments: 1 })
   assert.ok((run.paths.get('eth_getTransactionReceipt') ?? 0) >= 1, `the liar answered receipts by hash (${[...run.paths]})`)
   const statuses = await run.statuses()
   assert.equal(statuses.filter((s) => s === 'success').length, 0, `no false success (${statuses})`)

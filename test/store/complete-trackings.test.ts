@@ -55,12 +55,12 @@ test('a batch completes each pending tracking once, in the order asked, with its
     now,
   )
   assert.deepEqual(
-    results.map((r) => r?.status),
+    results.map((r) => r?.tracking.status),
     ['success', undefined, 'success', 'failed', undefined],
   )
   // Two successes of one link in the same millisecond: the second is placed just after the first.
   assert.deepEqual(
-    [results[0]!.confirmedAt?.toISOString(), results[2]!.confirmedAt?.toISOString()],
+    [results[0]!.tracking.confirmedAt?.toISOString(), results[2]!.tracking.confirmedAt?.toISOString()],
     ['2026-11-25T12:00:00.000Z', '2026-11-25T12:00:00.001Z'],
   )
   const deliveries = await db.selectFrom('deliveries').select('tracking_id').where('reason', '=', 'completed').execute()
@@ -95,4 +95,32 @@ test('one failing write in a batch writes none of it', async () => {
     ['pending', 'pending'],
   )
   assert.equal((await db.selectFrom('deliveries').select('id').where('tracking_id', '=', first.id).execute()).length, 0)
+})
+
+test("under a worker's lease, the delivery rows are that worker's from their first moment, and the block record goes in the same transaction", async () => {
+  const db = database.db
+  const account = await createAccount(db, 'handoff')
+  const paid = await insertTestTracking(db, account.id, { callback: 'https://merchant.example/h' })
+  const silent = await insertTestTracking(db, account.id, { callback: null })
+  const now = new Date('2026-11-25T13:00:00.000Z')
+  const lease = { claim: 'worker-a:claim-1', until: new Date('2026-11-25T13:01:00.000Z') }
+  const written: string[] = []
+  const results = await completeTrackings(
+    db,
+    [
+      { id: paid.id, completion: success() },
+      { id: silent.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } },
+    ],
+    now,
+    { lease, alsoWrite: async () => void written.push('block') },
+  )
+  assert.deepEqual(written, ['block'])
+  assert.equal(results[1]!.deliveryId, null, 'no callback, no delivery row')
+  const row = await db.selectFrom('deliveries').selectAll().where('tracking_id', '=', paid.id).executeTakeFirstOrThrow()
+  assert.equal(results[0]!.deliveryId, row.id)
+  assert.equal(row.claimed_by, lease.claim)
+  assert.equal(new Date(row.locked_until!).toISOString(), lease.until.toISOString())
+  // Not due for any other worker's claim until the lease ends (a worker that died with it in hand).
+  assert.equal(new Date(row.next_attempt_at).toISOString(), lease.until.toISOString())
+  assert.equal(row.state, 'due')
 })
