@@ -1,4 +1,5 @@
-import { buildRecord, EARLIER_LINK_RECORD } from './record-fields.ts'
+import { EARLIER_LINK_RECORD } from './record-fields.ts'
+import { buildRecord } from './record-table.ts'
 import { FieldErrors } from './field-errors.ts'
 import { FieldReader, type FieldTable, type ParseResult } from './request-fields.ts'
 import type { Tracking } from './tracking.ts'

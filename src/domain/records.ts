@@ -1,4 +1,5 @@
-import { buildRecord, CURRENT_RECORD, EARLIER_RECORD, SUMMARY_RECORD } from './record-fields.ts'
+import { CURRENT_RECORD, EARLIER_RECORD, SUMMARY_RECORD } from './record-fields.ts'
+import { buildRecord } from './record-table.ts'
 import type { Tracking } from './tracking.ts'
 
 /** The records a tracking is answered and called back with, each built by its field table (src/domain/record-fields.ts). */

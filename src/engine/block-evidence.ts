@@ -31,7 +31,7 @@ export interface ReceiptSource {
    * Every receipt of `block` in one `eth_getBlockReceipts`, or undefined when that cannot be had in
    * one request (the RPC does not offer it, or failed): a read ahead, never a per-transaction fallback.
    */
-  whole(block: FullBlock): Promise<Map<string, TransactionReceipt> | undefined>
+  whole(blockHash: string): Promise<Map<string, TransactionReceipt> | undefined>
 }
 
 /** A source that answers from a block's receipts already read (no request). */
@@ -71,10 +71,10 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
       }
       return perTransaction(block.transactions.map((tx) => tx.hash))
     },
-    async whole(block) {
+    async whole(blockHash) {
       if (blockReceipts === 'unsupported') return undefined
       try {
-        const every = await reader.blockReceipts(block.hash)
+        const every = await reader.blockReceipts(blockHash as Hash)
         if (!every) return undefined
         blockReceipts = 'supported'
         return byHash(every)

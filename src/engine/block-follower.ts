@@ -73,6 +73,8 @@ export interface FollowerDeps {
    * the same URL), whose blocks must never replace the stored ones. False: no provider serves the chain.
    */
   verifyIdentity?: () => Promise<boolean>
+  /** The next block's header is known before the block is read (the sink may start its reads). */
+  prepare?: (header: BlockHeader) => void
 }
 
 /**
@@ -175,6 +177,8 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       state.lastError = undefined
       return true
     }
+    // The head is the block right after ours: what its judging reads besides its transactions starts now.
+    if (win.tip && head.number === win.tip.number + 1n && head.parentHash.toLowerCase() === win.tip.hash.toLowerCase()) deps.prepare?.(head)
     const ahead = createLookahead(reader, head.number)
     if (win.tip) ahead.from(win.tip.number + 1n, maxBlocks)
     // Read once per sync, before the blocks, so that each block is judged with it.

@@ -98,7 +98,16 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     onBlockProcessed: deps.onBlockProcessed,
   })
   const identity = createIdentityCheck({ handle, db, clock, logger })
-  const current = createChainRunner({ chain, db, reader, lock, logger, sink: processor.handle, verifyIdentity: () => identity.verify() })
+  const current = createChainRunner({
+    chain,
+    db,
+    reader,
+    lock,
+    logger,
+    sink: processor.handle,
+    prepare: processor.prepare,
+    verifyIdentity: () => identity.verify(),
+  })
   runner = current
   const probeMs = deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000)
   const monitor = createProviderMonitor({

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { FollowerEvent } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
+import type { BlockHeader } from '../domain/block-window.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { decide, isTrace, judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
@@ -16,7 +17,8 @@ import {
   saveMatch,
   type TrackingMatch,
 } from '../store/tracking-matches.ts'
-import { findPastDeadline, pendingOnChain } from '../store/nonceless-trackings.ts'
+import { findPastDeadline } from '../store/nonceless-trackings.ts'
+import { createBlockReads } from './block-reads.ts'
 import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -55,6 +57,8 @@ export interface BlockProcessed {
 export interface ChainProcessor {
   /** `fence`: the lease this node follows the chain under; every write of the event is made under it. */
   handle(event: FollowerEvent, fence?: WriteFence): Promise<'recorded' | void>
+  /** The next block's header is known before the block is read: its reads start now (block-reads.ts). */
+  prepare(header: BlockHeader): void
 }
 
 /**
@@ -227,8 +231,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     ])
   }
 
-  /** Whether the chain had pending trackings at the last block (a read ahead of receipts pays off only then). */
-  let pendingSeen = true
+  const reads = createBlockReads({ chain: deps.chain, db: deps.db, receipts: deps.receipts, successes: deps.successes })
 
   /** Handles a block; its figures are reported once the round has written its verdicts too. */
   const onBlock = async (
@@ -237,22 +240,15 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     latest: boolean,
     fence: WriteFence | undefined,
   ): Promise<Omit<BlockProcessed, 'ms'>> => {
-    // The newest block's receipts are read beside the database reads, in one request (a payment found
-    // in it waits for nothing more); a block caught up on reads only what its payments need.
-    const ahead = latest && pendingSeen && block.transactions.length > 1 ? deps.receipts.whole(block) : undefined
-    // The reads at once: the block's candidates, the trackings matched in earlier blocks, and the
-    // successes whose block is not final yet.
-    const [candidates, matched, watched, pending] = await Promise.all([
+    const { around, receipts: ahead } = reads.start(block, latest)
+    const [candidates, { matched, watched, pending }] = await Promise.all([
       findBlockCandidates(
         deps.db,
         deps.chain,
         block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
       ),
-      findMatchedTrackings(deps.db, deps.chain),
-      deps.successes.read(),
-      pendingOnChain(deps.db, deps.chain),
+      around,
     ])
-    pendingSeen = pending.any
     const read = await ahead
     // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
     // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
@@ -308,6 +304,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   }
 
   return {
+    prepare: (header) => reads.prepare(header),
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
     async handle(event, fence) {

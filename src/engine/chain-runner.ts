@@ -1,3 +1,4 @@
+import type { BlockHeader } from '../domain/block-window.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { createBlockFollower, type BlockFollower, type FollowerEvent } from './block-follower.ts'
@@ -38,6 +39,8 @@ export interface ChainRunnerDeps {
   logger: Logger
   /** Handles the follower's events (called inside `exclusive`), writing under the lead's `fence`. */
   sink: (event: FollowerEvent, fence: WriteFence) => Promise<'recorded' | void>
+  /** The next block's header is known before the block is read (the processor starts its reads). */
+  prepare?: (header: BlockHeader) => void
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
   backstopMs?: number
   /** Jitter source of the pauses after failures (tests pass a fixed one). */
@@ -98,6 +101,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       logger,
       fence,
       sink: (event) => exclusive(() => deps.sink(event, fence)),
+      prepare: deps.prepare,
       verifyIdentity: deps.verifyIdentity,
     })
     follower = current

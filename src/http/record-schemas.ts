@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { buildRecordExample, type RecordField, type RecordTable } from '../domain/record-fields.ts'
+import { buildRecordExample, type RecordField, type RecordTable } from '../domain/record-table.ts'
 import { CURRENT_RECORD, EARLIER_LINK_RECORD, EARLIER_RECORD, SUMMARY_RECORD } from '../domain/record-fields.ts'
 
 /**

@@ -12,12 +12,13 @@ import { createMetrics } from '../../src/common/metrics.ts'
 import { systemClock } from '../../src/common/clock.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
+import { completeTrackings } from '../../src/store/complete-tracking.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
 import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, markSending } from '../../src/store/deliveries.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, testDatabaseUrl } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService } from '../support/service.ts'
-import { eventually, insertCompleted, startReceiver, verifiedBy } from './support.ts'
+import { eventually, insertCompleted, insertPending, startReceiver, verifiedBy } from './support.ts'
 
 const cleanups: (() => Promise<void>)[] = []
 after(async () => {
@@ -147,4 +148,54 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
     ],
   )
   assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
+})
+
+test("a verdict's delivery inserted under the worker's lease is attempted as it commits, without a claim or a wake", async () => {
+  const database = await createTestDatabase()
+  cleanups.push(() => database.close())
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  cleanups.push(() => receiver.close())
+  const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
+  cleanups.push(async () => sender.close())
+  const account = await createAccount(database.db, 'hand-off')
+  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/handed` })
+  const worker = createDeliveryWorker({
+    db: database.db,
+    clock: systemClock,
+    logger: pino({ level: 'silent' }),
+    signer: await createCallbackSigner(database.db, null),
+    sender,
+    events: createTrackingEvents(),
+    metrics: createCallbackMetrics(createMetrics().registry, database.db, systemClock),
+    timeoutMs: 5000,
+    // No poll comes within the test: only the hand-off can deliver.
+    pollMs: 3_600_000,
+    name: 'hand-off',
+  })
+  assert.equal(worker.handoff.lease(new Date()), undefined, 'a worker not started takes nothing')
+  // Its first claim may run at any point: a row under the worker's lease is not due for any claim.
+  worker.start()
+  const now = new Date()
+  const lease = worker.handoff.lease(now)
+  assert.ok(lease)
+  const [done] = await completeTrackings(
+    database.db,
+    [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
+    now,
+    { lease },
+  )
+  assert.ok(done?.deliveryId)
+  // Not due for a claim (its lease is the worker's): only the hand-off sends it.
+  assert.equal((await claimDueDeliveries(database.db, { now, leaseUntil: now, limit: 10, claim: 'someone-else' })).length, 0)
+  worker.handoff.take([
+    { id: done.deliveryId, trackingId: tracking.id, attempts: 0, claim: lease.claim, tracking: done.tracking, event: null },
+  ])
+  await receiver.waitFor(1, 10_000)
+  assert.equal(receiver.received[0]!.headers['x-delivery-id'], done.deliveryId)
+  await eventually(async () => {
+    const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', done.deliveryId!).executeTakeFirst()
+    return row?.state === 'delivered'
+  })
+  await worker.stop()
+  assert.equal(worker.handoff.lease(new Date()), undefined, 'a stopped worker takes nothing')
 })

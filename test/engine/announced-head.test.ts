@@ -104,3 +104,52 @@ test('the follower takes an announced next block as the head, and asks for the l
   const blocks = events.filter((e) => e.type === 'block').map((e) => (e.type === 'block' ? e.block.number : 0n))
   assert.deepEqual(blocks.slice(-4), [start + 1n, start + 2n, start + 3n, start + 4n], 'every block once, in order')
 })
+
+test("the sink hears of the next block's header before the block is read, and may record the block with its own writes", async () => {
+  const reader = createChainReader(anvil.publicClient)
+  const prepared: bigint[] = []
+  const seen: { block: bigint; preparedBefore: boolean }[] = []
+  let fail = false
+  const follower = createBlockFollower({
+    chain: { ...chain, name: 'prepare-and-record-test' },
+    reader,
+    db: database.db,
+    logger: pino({ level: 'silent' }),
+    prepare: (header) => void prepared.push(header.number),
+    sink: async (event) => {
+      if (event.type !== 'block') return
+      seen.push({ block: event.block.number, preparedBefore: prepared.includes(event.block.number) })
+      if (fail) throw new Error('the block could not be handled')
+      // Recorded in the sink's own transaction, as the verdicts' round does.
+      await database.db.transaction().execute((trx) => event.record!.write(trx))
+      return 'recorded'
+    },
+  })
+  const stored = async () =>
+    (await database.db.selectFrom('chain_blocks').select('number').where('chain', '=', 'prepare-and-record-test').execute()).map((row) =>
+      BigInt(row.number),
+    )
+  await mine(anvil, 1)
+  await follower.sync()
+  const start = follower.state.head!.number
+  assert.deepEqual(prepared, [], 'the first block is no next block of a window')
+
+  await mine(anvil, 1)
+  await follower.sync(undefined, await headerOf(start + 1n))
+  assert.deepEqual(seen.at(-1), { block: start + 1n, preparedBefore: true })
+  // Two blocks at once: the head is not the next block; nothing is prepared, both are read.
+  await mine(anvil, 2)
+  await follower.sync()
+  assert.deepEqual(prepared, [start + 1n])
+  assert.deepEqual(await stored(), [start, start + 1n, start + 2n, start + 3n], 'each block recorded once, by the sink or the follower')
+
+  // A sink that fails records nothing: the block is handled again.
+  fail = true
+  await mine(anvil, 1)
+  await assert.rejects(follower.sync())
+  assert.deepEqual((await stored()).at(-1), start + 3n)
+  fail = false
+  await follower.sync()
+  assert.deepEqual((await stored()).at(-1), start + 4n)
+  assert.equal(follower.state.head!.number, start + 4n)
+})

@@ -1,0 +1,99 @@
+// The reads of a block that do not need its transactions (block-reads.ts): started when the next
+// block's header is known, used by that block alone, and the whole block's receipts read ahead only
+// while the chain has pending trackings.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import pino from 'pino'
+import type { TransactionReceipt } from 'viem'
+import type { FullBlock } from '../../src/chain/chain-reader.ts'
+import { createMetrics } from '../../src/common/metrics.ts'
+import type { ReceiptSource } from '../../src/engine/block-evidence.ts'
+import { createBlockReads } from '../../src/engine/block-reads.ts'
+import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
+import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
+import { createTrackingEvents } from '../../src/common/tracking-events.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { insertTestTracking, randomHash } from '../support/trackings.ts'
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+before(async () => {
+  database = await createTestDatabase()
+})
+after(async () => database?.close())
+
+/** A receipt source that notes which blocks' receipts were asked for whole. */
+function countingReceipts(): { source: ReceiptSource; asked: string[] } {
+  const asked: string[] = []
+  const none = new Map<string, TransactionReceipt>()
+  return {
+    asked,
+    source: {
+      receipts: async () => none,
+      all: async () => none,
+      whole: async (hash) => {
+        asked.push(hash)
+        return none
+      },
+    },
+  }
+}
+
+const blockWith = (hash: string, transactions: number) =>
+  ({ number: 5n, hash, transactions: Array.from({ length: transactions }, () => ({})) }) as unknown as FullBlock
+
+function readsFor(chain: string, receipts: ReceiptSource) {
+  const metrics = createEngineMetrics(createMetrics().registry, {
+    now: () => new Date(),
+    chains: [chain],
+    countPending: async () => new Map(),
+  })
+  const successes = createSuccessWatcher({
+    chain,
+    db: database.db,
+    events: createTrackingEvents(),
+    logger: pino({ level: 'silent' }),
+    metrics,
+    holds: () => undefined,
+  })
+  return createBlockReads({ chain, db: database.db, receipts, successes })
+}
+
+test("the reads prepared for a header serve that block alone; another block's are read anew", async () => {
+  const { source, asked } = countingReceipts()
+  const reads = readsFor('ethereum', source)
+  await insertTestTracking(database.db, (await createAccount(database.db, 'pending')).id)
+  const announced = randomHash()
+  reads.prepare({ number: 5n, hash: announced as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  const prepared = reads.start(blockWith(announced.toUpperCase().replace('0X', '0x'), 3), true)
+  assert.deepEqual(asked, [announced], 'read ahead once, when the header was known')
+  const around = await prepared.around
+  assert.ok(Array.isArray(around.matched) && Array.isArray(around.watched))
+
+  // The block that came is another (a reorg, a notification missed): its own reads, nothing prepared left over.
+  const other = randomHash()
+  reads.prepare({ number: 6n, hash: randomHash() as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  reads.start(blockWith(other, 3), true)
+  assert.equal(asked.at(-1), other)
+  const again = randomHash()
+  reads.start(blockWith(again, 3), false)
+  assert.notEqual(asked.at(-1), again, 'a block caught up on reads only what its payments need')
+})
+
+test('without pending trackings on the chain, no block is read whole ahead', async () => {
+  const { source, asked } = countingReceipts()
+  const reads = readsFor('idle-chain', source)
+  await reads.start(blockWith(randomHash(), 3), true).around
+  const before = asked.length
+  const next = randomHash()
+  reads.prepare({ number: 7n, hash: next as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  await reads.start(blockWith(next, 3), true).around
+  assert.equal(asked.length, before, 'the chain has nothing pending: no receipts read ahead')
+
+  const account = await createAccount(database.db, 'block reads')
+  await insertTestTracking(database.db, account.id, { blockchain: 'idle-chain' })
+  await reads.start(blockWith(randomHash(), 3), true).around
+  const paying = randomHash()
+  reads.prepare({ number: 8n, hash: paying as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')
+})
