@@ -34,7 +34,13 @@ export interface BlockRecord {
   write(db: Db): Promise<void>
 }
 
-export type FollowerSink = (event: FollowerEvent) => Promise<'recorded' | void>
+/** The follower's window as its events' handler sees it: whether `hash` is canonical at `number` (undefined outside it). */
+export interface WindowView {
+  holds(number: bigint, hash: string): boolean | undefined
+}
+
+/** Handles one event, with the window it happened in (the block of a `block` event is not in it yet). */
+export type FollowerSink = (event: FollowerEvent, window: WindowView) => Promise<'recorded' | void>
 
 export interface FollowerState {
   head: WindowBlock | undefined
@@ -94,6 +100,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   let restartAt: bigint | undefined
   const finality = createFinality(chain, reader, deps.logger)
   const state: FollowerState = { head: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
+  const view: WindowView = { holds: (number, hash) => stored.loaded?.holds(number, hash) }
 
   const load = async (): Promise<BlockWindow> => {
     if (stored.loaded) return stored.loaded
@@ -107,13 +114,16 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint, head?: bigint) => {
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
     const record: BlockRecord = { fence: deps.fence, write: (db) => insertChainBlock(db, chain.name, entry) }
-    const handled = await sink({
-      type: 'block',
-      block,
-      finalized: finalized < block.number ? finalized : block.number,
-      latest: block.number === head,
-      record,
-    })
+    const handled = await sink(
+      {
+        type: 'block',
+        block,
+        finalized: finalized < block.number ? finalized : block.number,
+        latest: block.number === head,
+        record,
+      },
+      view,
+    )
     if (handled === 'recorded') stored.adopt(win, entry)
     else await stored.append(win, entry)
     state.head = entry
@@ -139,7 +149,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     const removed = win.truncateAbove(ancestor)
     if (restartAt !== undefined) win.clear()
     deps.logger.warn({ chain: chain.name, ancestor, depth: removed.length, block: from.number }, 'chain reorganized')
-    await sink({ type: 'reorg', ancestor, removed })
+    await sink({ type: 'reorg', ancestor, removed }, view)
     await stored.dropAbove(ancestor)
     state.head = win.tip
   }
@@ -149,7 +159,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     if (!tip || known === undefined) return
     const finalized = known > tip.number ? tip.number : known
     if (finalized <= state.finalized) return
-    await sink({ type: 'finalize', finalized, head: tip.number })
+    await sink({ type: 'finalize', finalized, head: tip.number }, view)
     state.finalized = finalized
     await stored.pruneBelow(win, finalized)
   }
@@ -233,7 +243,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   return {
     sync,
-    holds: (number, hash) => stored.loaded?.holds(number, hash),
+    holds: view.holds,
     state,
   }
 }

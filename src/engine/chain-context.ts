@@ -70,16 +70,12 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger, clock }) : undefined,
     deliveries: deps.deliveries,
   })
-  // The runner is made last (it needs the processor): until then nothing is held.
-  let runner: ChainRunner | undefined
-  const holds = (number: bigint, hash: string) => runner?.follower?.holds(number, hash)
   const successes = createSuccessWatcher({
     chain: chain.name,
     db,
     events,
     logger,
     metrics,
-    holds,
     clock,
     receipt: (hash) => reader.receipt(hash),
   })
@@ -94,7 +90,6 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     metrics,
     logger,
     clock,
-    holds,
     onBlockProcessed: deps.onBlockProcessed,
   })
   const identity = createIdentityCheck({ handle, db, clock, logger })
@@ -108,7 +103,6 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     prepare: processor.prepare,
     verifyIdentity: () => identity.verify(),
   })
-  runner = current
   const probeMs = deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000)
   const monitor = createProviderMonitor({
     handle,

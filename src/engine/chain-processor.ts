@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { FollowerEvent } from './block-follower.ts'
+import type { FollowerEvent, WindowView } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
@@ -37,8 +37,6 @@ export interface ChainProcessorDeps {
   metrics: EngineMetrics
   logger: Logger
   clock: () => Date
-  /** The follower's window: whether `hash` is canonical at `number` (undefined outside the window). */
-  holds(number: bigint, hash: string): boolean | undefined
   /** Told after each block (benchmarks, diagnostics). */
   onBlockProcessed?: (info: BlockProcessed) => void
 }
@@ -56,7 +54,8 @@ export interface BlockProcessed {
 
 export interface ChainProcessor {
   /** `fence`: the lease this node follows the chain under; every write of the event is made under it. */
-  handle(event: FollowerEvent, fence?: WriteFence): Promise<'recorded' | void>
+  /** `window`: the follower's, in which the event happened (which matched blocks are still canonical). */
+  handle(event: FollowerEvent, fence?: WriteFence, window?: WindowView): Promise<'recorded' | void>
   /** The next block's header is known before the block is read: its reads start now (block-reads.ts). */
   prepare(header: BlockHeader): void
 }
@@ -81,6 +80,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     finalized: bigint,
     skip: Set<string>,
     fence: WriteFence | undefined,
+    window: WindowView | undefined,
     read?: Matched,
   ): Promise<number> => {
     const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
@@ -89,7 +89,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     await settleAll(
       matched.map(async ({ tracking, match }) => {
         if (skip.has(tracking.id)) return
-        const canonical = deps.holds(match.blockNumber, match.blockHash)
+        const canonical = window?.holds(match.blockNumber, match.blockHash)
         if (canonical === false) {
           // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
           await deleteMatches(deps.db, [tracking.id], fence)
@@ -239,6 +239,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     finalized: bigint,
     latest: boolean,
     fence: WriteFence | undefined,
+    window: WindowView | undefined,
   ): Promise<Omit<BlockProcessed, 'ms'>> => {
     const { around, receipts: ahead } = reads.start(block, latest)
     const [candidates, { matched, watched, pending }] = await Promise.all([
@@ -269,8 +270,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     const [, , rejudged] = await settleAll([
       judgeCandidates(block, finalized, candidates, fence, receipts),
       judgeTraces(block, finalized, found, pastDeadline, fence),
-      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, matched),
-      deps.successes.check(watched, block, finalized, fence),
+      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, window, matched),
+      deps.successes.check(watched, block, finalized, fence, window),
     ] as const)
     deps.metrics.head(deps.chain, block.number, block.timestamp)
     return {
@@ -282,10 +283,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     }
   }
 
-  const handle = async (event: FollowerEvent, fence: WriteFence | undefined): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {
+  const handle = async (
+    event: FollowerEvent,
+    fence: WriteFence | undefined,
+    window: WindowView | undefined,
+  ): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {
     switch (event.type) {
       case 'block':
-        return onBlock(event.block, event.finalized, event.latest === true, fence)
+        return onBlock(event.block, event.finalized, event.latest === true, fence, window)
       case 'reorg': {
         const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor, fence)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
@@ -298,7 +303,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       case 'finalize':
         deps.metrics.finalized(deps.chain, event.finalized)
         // Blocks already carried this finalized number, unless none arrived since it advanced.
-        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set(), fence)
+        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set(), fence, window)
         return
     }
   }
@@ -307,11 +312,11 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     prepare: (header) => reads.prepare(header),
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
-    async handle(event, fence) {
+    async handle(event, fence, window) {
       const started = performance.now()
       const block = event.type === 'block' ? event : undefined
       // The block is recorded as processed in the transaction of its verdicts.
-      const processed = await deps.verdicts.round(block?.block ?? null, () => handle(event, fence), block?.record)
+      const processed = await deps.verdicts.round(block?.block ?? null, () => handle(event, fence, window), block?.record)
       if (!processed) return
       // From the block read to every verdict of it written (the round writes them at its end).
       const ms = performance.now() - started

@@ -1,7 +1,7 @@
 import type { BlockHeader } from '../domain/block-window.ts'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import { createBlockFollower, type BlockFollower, type FollowerEvent } from './block-follower.ts'
+import { createBlockFollower, type BlockFollower, type FollowerEvent, type WindowView } from './block-follower.ts'
 import { backoffPolicies, createBackoff } from '../common/backoff.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
 import { createHeadSignal } from './head-signal.ts'
@@ -38,7 +38,7 @@ export interface ChainRunnerDeps {
   lock: LeaderLock
   logger: Logger
   /** Handles the follower's events (called inside `exclusive`), writing under the lead's `fence`. */
-  sink: (event: FollowerEvent, fence: WriteFence) => Promise<'recorded' | void>
+  sink: (event: FollowerEvent, fence: WriteFence, window: WindowView) => Promise<'recorded' | void>
   /** The next block's header is known before the block is read (the processor starts its reads). */
   prepare?: (header: BlockHeader) => void
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
@@ -100,7 +100,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       db: deps.db,
       logger,
       fence,
-      sink: (event) => exclusive(() => deps.sink(event, fence)),
+      sink: (event, window) => exclusive(() => deps.sink(event, fence, window)),
       prepare: deps.prepare,
       verifyIdentity: deps.verifyIdentity,
     })

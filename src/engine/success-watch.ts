@@ -1,3 +1,4 @@
+import type { WindowView } from './block-follower.ts'
 import type { Logger } from 'pino'
 import { systemClock, type Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
@@ -19,8 +20,6 @@ export interface SuccessWatchDeps {
   events: TrackingEvents
   logger: Logger
   metrics: EngineMetrics
-  /** The follower's window: whether `hash` is canonical at `number` (undefined outside the window). */
-  holds(number: bigint, hash: string): boolean | undefined
   /** Where a transaction is mined now (its receipt); without it a reverted success is not watched for re-mining. */
   receipt?: (transaction: `0x${string}`) => Promise<{ blockNumber: bigint; blockHash: string; status: string } | null>
   clock?: Clock
@@ -33,9 +32,15 @@ export interface SuccessWatcher {
    * After `block` was judged: a watched success whose block is final ends its watch; one whose
    * block the chain no longer holds (or another block took its height) is reverted; a reverted one
    * whose transaction is in a canonical block again with its confirmations is reconfirmed. `fence`:
-   * the follower's lease, as for its other writes.
+   * the follower's lease, as for its other writes; `window`: the follower's, which `block` is not in yet.
    */
-  check(watches: SuccessWatch[], block: { number: bigint; hash: string }, finalized: bigint, fence?: WriteFence): Promise<void>
+  check(
+    watches: SuccessWatch[],
+    block: { number: bigint; hash: string },
+    finalized: bigint,
+    fence?: WriteFence,
+    window?: WindowView,
+  ): Promise<void>
   /** A reorg replaced the blocks above `ancestor`: the successes found in them are reverted. */
   reorg(ancestor: bigint, fence?: WriteFence): Promise<void>
 }
@@ -80,7 +85,11 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   }
 
   /** Is the reverted transaction mined again, canonical, with its confirmations at `block`? */
-  async function remined(watch: SuccessWatch, block: { number: bigint; hash: string }): Promise<{ number: bigint; hash: string } | null> {
+  async function remined(
+    watch: SuccessWatch,
+    block: { number: bigint; hash: string },
+    window: WindowView | undefined,
+  ): Promise<{ number: bigint; hash: string } | null> {
     let receipt: Awaited<ReturnType<NonNullable<SuccessWatchDeps['receipt']>>>
     try {
       receipt = await deps.receipt!(watch.transaction as `0x${string}`)
@@ -90,19 +99,24 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
     }
     if (!receipt || receipt.status !== 'success' || receipt.blockNumber > block.number) return null
     const hash = receipt.blockHash.toLowerCase()
-    const canonical = receipt.blockNumber === block.number ? hash === block.hash.toLowerCase() : deps.holds(receipt.blockNumber, hash)
+    const canonical = receipt.blockNumber === block.number ? hash === block.hash.toLowerCase() : window?.holds(receipt.blockNumber, hash)
     if (canonical === false) return null
     if (block.number - receipt.blockNumber + 1n < BigInt(watch.confirmations ?? 1)) return null
     return { number: receipt.blockNumber, hash }
   }
 
-  async function checkReverted(reverted: SuccessWatch[], block: { number: bigint; hash: string }, fence?: WriteFence) {
+  async function checkReverted(
+    reverted: SuccessWatch[],
+    block: { number: bigint; hash: string },
+    fence: WriteFence | undefined,
+    window: WindowView | undefined,
+  ) {
     const now = clock()
     if (reverted.some((watch) => now.getTime() - watch.revertedAt!.getTime() > REMINED_WITHIN_MS))
       await dropRevertedWatches(deps.db, deps.chain, new Date(now.getTime() - REMINED_WITHIN_MS), fence)
     if (!deps.receipt) return
     for (const watch of reverted) {
-      const found = await remined(watch, block)
+      const found = await remined(watch, block, window)
       if (!found) continue
       const event = await reconfirmSuccessWatch(deps.db, watch.trackingId, found, clock(), fence)
       if (!event) continue
@@ -113,7 +127,7 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
 
   return {
     read: () => findAllSuccessWatches(deps.db, deps.chain),
-    async check(watches, block, finalized, fence) {
+    async check(watches, block, finalized, fence, window) {
       const final: string[] = []
       const gone: string[] = []
       const reverted: SuccessWatch[] = []
@@ -124,13 +138,15 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
         }
         // The block being processed is not in the window yet: compared with it directly.
         const held =
-          watch.blockNumber === block.number ? watch.blockHash === block.hash.toLowerCase() : deps.holds(watch.blockNumber, watch.blockHash)
+          watch.blockNumber === block.number
+            ? watch.blockHash === block.hash.toLowerCase()
+            : window?.holds(watch.blockNumber, watch.blockHash)
         if (held === false) gone.push(watch.trackingId)
         else if (watch.blockNumber <= finalized) final.push(watch.trackingId)
       }
       await deleteSuccessWatches(deps.db, final, fence)
       await announce(await takeSuccessWatches(deps.db, deps.chain, { trackingIds: gone }, fence, clock()))
-      if (reverted.length > 0) await checkReverted(reverted, block, fence)
+      if (reverted.length > 0) await checkReverted(reverted, block, fence, window)
     },
     async reorg(ancestor, fence) {
       await announce(await takeSuccessWatches(deps.db, deps.chain, { above: ancestor }, fence, clock()))

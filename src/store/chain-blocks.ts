@@ -27,7 +27,9 @@ export async function saveChainBlock(db: Db, chain: string, block: WindowBlock, 
     FROM chain_leases
     WHERE chain = ${fence.chain} AND holder = ${fence.holder} AND token = ${fence.token} AND expires_at > now()
     FOR SHARE
-    ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, timestamp = excluded.timestamp`.execute(db)
+    ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash, timestamp = excluded.timestamp`.execute(
+    db,
+  )
   if (Number(result.numAffectedRows ?? 0) === 0) throw new LeadershipLostError(fence.chain)
 }
 

@@ -54,7 +54,6 @@ function readsFor(chain: string, receipts: ReceiptSource) {
     events: createTrackingEvents(),
     logger: pino({ level: 'silent' }),
     metrics,
-    holds: () => undefined,
   })
   return createBlockReads({ chain, db: database.db, receipts, successes })
 }

@@ -94,7 +94,6 @@ test('evidence that fails for good is not read again on every block; a retryable
     metrics,
     isCanonical: async () => true,
   })
-  let holds: (number: bigint, hash: string) => boolean | undefined = () => undefined
   const processor = createChainProcessor({
     chain: 'ethereum',
     db,
@@ -104,11 +103,9 @@ test('evidence that fails for good is not read again on every block; a retryable
     metrics,
     logger,
     clock: () => new Date(),
-    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics, holds: (n, h) => holds(n, h) }),
-    holds: (n, h) => holds(n, h),
+    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics }),
   })
-  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event) => processor.handle(event) })
-  holds = follower.holds
+  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event, window) => processor.handle(event, undefined, window) })
   await follower.sync()
 
   const accountId = (await createAccount(db, 'evidence fail fast')).id

@@ -95,7 +95,7 @@ test('a success by confirmations is watched; one on a replaced block is announce
   for (const { tracking, match } of [replaced, kept]) {
     await verdicts.apply(tracking, expectationOf(tracking), { status: 'success', transaction: match.transaction }, match, false)
   }
-  const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics, holds: () => undefined })
+  const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics })
   const watches = await watcher.read()
   assert.deepEqual(watches.map((w) => w.trackingId).sort(), [replaced.tracking.id, kept.tracking.id].sort())
 
