@@ -3,7 +3,7 @@
 // deadline (a day ahead) and no nonce; every second one no sender either; created over the last 20
 // hours (the sweeper's time-out is 24 h), at whole milliseconds as the API stores them.
 import { sql } from 'kysely'
-import type { Db } from '../src/store/database.ts'
+import type { Db } from '../src/store/infrastructure/database.ts'
 
 export async function insertNoncelessPending(
   db: Db,

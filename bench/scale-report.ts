@@ -5,7 +5,7 @@
 // alternately, in the same run.
 import { performance } from 'node:perf_hooks'
 import { CompiledQuery, sql, type KyselyPlugin } from 'kysely'
-import type { Db } from '../src/store/database.ts'
+import type { Db } from '../src/store/infrastructure/database.ts'
 import { callbackLatencyPerBucket, completedPerBucket } from '../src/store/dashboard-charts.ts'
 import { searchPayments } from '../src/store/dashboard-payments.ts'
 import { countPendingTrackings } from '../src/store/pending-counts.ts'

@@ -13,8 +13,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const { startAnvil } = await import('../test/support/anvil.ts')
 const { createFreshDatabaseUrl, dropDatabase } = await import('../test/support/database.ts')
 const { startCluster } = await import('../test/support/node-cluster.ts')
-const { openDatabase } = await import('../src/store/database.ts')
-const { migrate } = await import('../src/store/migrate.ts')
+const { openDatabase } = await import('../src/store/infrastructure/database.ts')
+const { migrate } = await import('../src/store/infrastructure/migrate.ts')
 
 const anvil = await startAnvil({ blockTime: 1 })
 const url = (await createFreshDatabaseUrl())!

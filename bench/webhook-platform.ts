@@ -6,7 +6,7 @@
 // The receivers run in a worker thread. BENCH_HMAC_ROUNDS / BENCH_HMAC_N / BENCH_HEALTHY_N / BENCH_DEAD_N size it.
 import { randomBytes, randomUUID } from 'node:crypto'
 import { Worker } from 'node:worker_threads'
-import type { Db } from '../src/store/database.ts'
+import type { Db } from '../src/store/infrastructure/database.ts'
 import { startTestService, type TestService } from '../test/support/service.ts'
 
 const receiverSource = `

@@ -23,12 +23,12 @@ import { accountDataSubsystem } from './http/routes/account-data.ts'
 import { createRateLimits } from './http/rate-limit.ts'
 import { createAuthThrottle } from './http/auth-throttle.ts'
 import { createTrackingEvents, type TrackingEvents } from './common/tracking-events.ts'
-import { openDatabase, type DatabaseHandle } from './store/database.ts'
+import { openDatabase, type DatabaseHandle } from './store/infrastructure/database.ts'
 import { createDashboard } from './dashboard/dashboard.ts'
 import { missingSetup } from './config/missing-setup.ts'
 import { createTokenSymbols } from './chain/token-symbols.ts'
 import { generateRsaKeyPair } from './callbacks/signer.ts'
-import { migrate } from './store/migrate.ts'
+import { migrate } from './store/infrastructure/migrate.ts'
 
 export interface ServiceOptions {
   clock?: Clock

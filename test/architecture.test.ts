@@ -136,7 +136,7 @@ describe('architecture', () => {
     // An upward import (the chain adapters reaching into the engine), a sideways one and a cycle.
     assert.match(layerViolation('src/chain/rpc-client.ts', 'src/engine/chain-engine.ts')!, /upward/)
     assert.match(layerViolation('src/store/trackings.ts', 'src/chain/registry.ts')!, /sideways/)
-    assert.equal(layerViolation('src/http/app.ts', 'src/store/database.ts'), undefined)
+    assert.equal(layerViolation('src/http/app.ts', 'src/store/infrastructure/database.ts'), undefined)
     assert.deepEqual(
       findCycles([
         { from: 'a', to: 'b' },

@@ -1,6 +1,6 @@
 import type { Clock } from '../common/clock.ts'
 import { findAccount } from '../store/accounts.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 
 /** What every admin operation needs: the database and the one clock (the service's, or systemClock in the CLI). */
 export interface AdminDeps {

@@ -1,5 +1,5 @@
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import * as deliveries from '../store/deliveries.ts'
 import type { RedeliveryRequester } from '../store/schema.ts'
 import type { AttemptRow, DeliveryRow } from '../store/deliveries.ts'

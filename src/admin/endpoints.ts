@@ -1,6 +1,6 @@
 import type { Clock } from '../common/clock.ts'
 import { endpointUrlOf } from '../domain/endpoint-url.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { recoverEndpointDeliveries } from '../store/endpoint-recovery.ts'
 import * as endpoints from '../store/webhook-endpoints.ts'
 import type { EndpointRow } from '../store/webhook-endpoints.ts'

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import * as integrations from '../store/integrations.ts'
 import type { Integration } from '../store/integrations.ts'
 import type { KeyPairPem } from '../store/service-keys.ts'

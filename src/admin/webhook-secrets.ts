@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { accountOwner, rotateWebhookSecret } from '../store/webhook-secrets.ts'
 import type { Clock } from '../common/clock.ts'
 import { missingAccount, type NotFound } from './admin-deps.ts'

@@ -1,7 +1,7 @@
 import type { Common } from '../common/common.ts'
 import type { Subsystem } from '../common/subsystem.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
-import type { DatabaseHandle } from '../store/database.ts'
+import type { DatabaseHandle } from '../store/infrastructure/database.ts'
 import type { ChannelKey } from './channel-key.ts'
 import { createChannelTrackings } from './channel-trackings.ts'
 import { createCableHub } from './hub.ts'

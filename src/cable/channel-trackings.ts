@@ -1,7 +1,7 @@
 import { Counter } from 'prom-client'
 import type { Common } from '../common/common.ts'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { findFirstTrackingsByDeadline, findFirstTrackingsOfPayments, type PaymentKey } from '../store/payment-lookups.ts'
 import { type ChannelKey, channelKeyString, isDeadlineKey } from './channel-key.ts'
 

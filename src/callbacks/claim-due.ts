@@ -1,5 +1,5 @@
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { claimDueDeliveries, postponeDeliveries, type ClaimedDelivery } from '../store/deliveries.ts'
 import { endpointUrlOf } from '../domain/endpoint-url.ts'
 import { pauseClaimedDeliveries } from '../store/endpoint-health.ts'

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { disabledEndpointKeys } from '../store/webhook-endpoints.ts'
 
 /**

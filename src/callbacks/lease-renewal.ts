@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { extendLeases } from '../store/deliveries.ts'
 import type { HeldDeliveries } from './held-deliveries.ts'
 

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { deliveryQueueStats } from '../store/deliveries.ts'
 import { endpointCountsByState } from '../store/webhook-endpoints.ts'
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { endpointUrlOf } from '../domain/endpoint-url.ts'
 import { recordAttempts, type AttemptOutcome } from '../store/deliveries.ts'
 import { recordEndpointHealth, type DisabledEndpoint, type EndpointAttempt } from '../store/endpoint-health.ts'

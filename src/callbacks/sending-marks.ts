@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { markSending } from '../store/deliveries.ts'
 
 /**

@@ -1,5 +1,5 @@
 import { constants, createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { integrationPrivateKey } from '../store/integrations.ts'
 import { serviceKeyPair, type KeyPairPem } from '../store/service-keys.ts'
 import { NonRetryableError } from '../common/errors.ts'

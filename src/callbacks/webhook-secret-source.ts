@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { accountOwner, integrationOwner, webhookSecretsOf, type WebhookSecretSet } from '../store/webhook-secrets.ts'
 
 /** Where the Standard Webhooks secrets of callbacks come from. */

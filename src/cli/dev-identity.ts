@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAccount, findAccount } from '../store/accounts.ts'
 import { createApiKey, listApiKeys } from '../store/api-keys.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { newId, newSecret } from '../store/ids.ts'
 
 /**
@@ -36,7 +36,7 @@ export function loadDevIdentity(dataDir: string): DevIdentity {
     apiKeyId: newId(),
     apiKey: newSecret('pw'),
   }
-  // Owner-only, as every embedded data folder must be (src/store/data-dir-permissions.ts): it holds the signing key.
+  // Owner-only, as every embedded data folder must be (src/store/infrastructure/data-dir-permissions.ts): it holds the signing key.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   writeFileSync(path, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600 })
   return identity

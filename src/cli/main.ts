@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { serve } from './serve.ts'
 import { unrefLauncherChannel } from './orphan-watch.ts'
 import { withDatabase } from './with-database.ts'
-import { migrate } from '../store/migrate.ts'
+import { migrate } from '../store/infrastructure/migrate.ts'
 
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version

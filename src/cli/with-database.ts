@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.ts'
-import { openDatabase, type Db } from '../store/database.ts'
-import { migrate } from '../store/migrate.ts'
+import { openDatabase, type Db } from '../store/infrastructure/database.ts'
+import { migrate } from '../store/infrastructure/migrate.ts'
 import { refuseBesideDev } from './beside-dev.ts'
 
 /** Runs a CLI command against the configured database (migrated first, unless the command migrates itself) and closes it. */

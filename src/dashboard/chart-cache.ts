@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { callbackLatencyPerBucket, completedPerBucket, type CountBucket, type LatencyBucket } from '../store/dashboard-charts.ts'
 
 /**

@@ -4,7 +4,7 @@ import type { ChainReadiness } from '../common/readiness.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { AuthThrottle } from '../http/auth-throttle.ts'
 import type { KeyPairPem } from '../store/service-keys.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 
 /** What the dashboard is given by the service (src/service.ts composes it). */
 export interface DashboardDeps {

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { findDashboardSession, type DashboardSession } from '../store/dashboard-sessions.ts'
 import { problem } from '../http/problem.ts'
 

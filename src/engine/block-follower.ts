@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { ChainConfig } from '../config/chains.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import type { BlockHeader, BlockWindow, WindowBlock } from '../domain/block-window.ts'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'

@@ -1,7 +1,7 @@
 import type { TransactionReceipt } from 'viem'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { pendingOnChain } from '../store/nonceless-trackings.ts'
 import type { SuccessWatch } from '../store/success-watches.ts'
 import { findMatchedTrackings } from '../store/tracking-matches.ts'

@@ -3,7 +3,7 @@ import type { ChainHandle } from '../chain/registry.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import type { Clock } from '../common/clock.ts'
 import { recordChainIdentity, type ChainIdentity } from '../store/chain-identities.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 
 /** The early block whose hash identifies a chain: the genesis block, which every node keeps. */
 const IDENTITY_BLOCK = 0n

@@ -8,7 +8,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
 import { isRetryable } from '../common/errors.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import {
   deleteMatches,
   deleteMatchesAbove,

@@ -9,7 +9,7 @@ import { rpcFailureFields } from '../chain/rpc-failure.ts'
 import type { LeaderLock } from './leader-lock.ts'
 import type { ChainConfig } from '../config/chains.ts'
 import { LeadershipLostError, type WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { logSyncFailure } from './sync-failure-log.ts'
 
 export type RunnerStatus = 'standby' | 'verifying' | 'following' | 'disabled' | 'stopped'

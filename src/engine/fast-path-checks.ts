@@ -4,7 +4,7 @@ import { backoffPolicies, delayFor } from '../common/backoff.ts'
 import type { Clock } from '../common/clock.ts'
 import { isRetryable } from '../common/errors.ts'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { findPendingTrackings } from '../store/tracking-matches.ts'
 import { checkNewTracking, sieveNewTrackings, type FastPathDeps } from './fast-path.ts'
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { backoffPolicies, delayFor } from '../common/backoff.ts'
 import { createWakeSignal } from '../common/wake-signal.ts'
 import { acquireLease, releaseLease, renewLease, type WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { monotonicClock, type MonotonicClock } from '../common/clock.ts'
 
 /** This node leads the chain: `lost` aborts when the lead ends; every write is made under `fence`. */

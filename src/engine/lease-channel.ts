@@ -1,8 +1,8 @@
 import { hostname } from 'node:os'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import { openDedicatedConnection, type DatabaseHandle, type Db } from '../store/database.ts'
-import { createPgListener, type PgListener } from '../store/pg-listener.ts'
+import { openDedicatedConnection, type DatabaseHandle, type Db } from '../store/infrastructure/database.ts'
+import { createPgListener, type PgListener } from '../store/infrastructure/pg-listener.ts'
 import { chainLease, type LeaderLock } from './leader-lock.ts'
 
 const LEASE_CHANNEL = 'paywatch_chain_lease'

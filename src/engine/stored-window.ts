@@ -1,7 +1,7 @@
 import { BlockWindow, type WindowBlock } from '../domain/block-window.ts'
 import { deleteChainBlocksAbove, deleteChainBlocksBelow, loadChainWindow, saveChainBlock } from '../store/chain-blocks.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 
 export interface StoredWindowDeps {
   db: Db

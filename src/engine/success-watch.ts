@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import { systemClock, type Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import {
   deleteSuccessWatches,
   dropRevertedWatches,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import { completeTracking } from '../store/complete-tracking.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { deleteMatches, findExpiredTrackings } from '../store/tracking-matches.ts'
 
 export interface SweeperDeps {

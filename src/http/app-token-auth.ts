@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../common/clock.ts'
 import { grantsScope, type AppScope } from '../domain/app-scopes.ts'
 import { authenticateAccessToken } from '../store/app-grants.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { callerOf } from './auth.ts'
 import { problem } from './problem.ts'
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../common/clock.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { authenticateApiKey } from '../store/api-keys.ts'
 import { hashSecret } from '../store/ids.ts'
 import { problem } from './problem.ts'

@@ -1,5 +1,5 @@
 import { normalizeShopHost } from '../domain/shop-host.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { findAccountLink } from '../store/links.ts'
 import { isShopConnected } from '../store/shops.ts'
 import { isShopifyPaymentTracked } from '../store/shopify-payments.ts'

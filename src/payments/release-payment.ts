@@ -1,6 +1,6 @@
 import type { ReleaseRequest } from '../domain/release-request.ts'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from '../store/database.ts'
+import type { Db } from '../store/infrastructure/database.ts'
 import { findReleaseCandidate } from '../store/payment-lookups.ts'
 import { releaseTracking } from '../store/release-tracking.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'

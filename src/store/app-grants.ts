@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { hashSecret, newId, newSecret } from './ids.ts'
 
 export interface AppGrant {

@@ -1,7 +1,7 @@
 import type { WindowBlock } from '../domain/block-window.ts'
 import { sql } from 'kysely'
 import { fenced, LeadershipLostError, type WriteFence } from './chain-leases.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** The stored window of one chain, oldest first (empty before the chain was ever followed). */
 export async function loadChainWindow(db: Db, chain: string): Promise<WindowBlock[]> {

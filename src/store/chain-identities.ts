@@ -1,4 +1,4 @@
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** What identifies a chain beyond its id: the hash of an early block (migration 0012). */
 export interface ChainIdentity {

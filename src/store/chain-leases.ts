@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { NonRetryableError } from '../common/errors.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** What a follower's writes carry: the lease they are made under. */
 export interface WriteFence {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import { holdFence, type WriteFence } from './chain-leases.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
 import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /**
  * Buckets start at multiples of their width since the Unix epoch (date_bin: five times cheaper per row

@@ -1,5 +1,5 @@
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { rowToTracking } from './trackings.ts'
 
 /** The dashboard's payment list: one page of it, newest first. */

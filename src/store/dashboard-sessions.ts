@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { hashSecret } from './ids.ts'
 
 /** A dashboard session as its pages need it: the CSRF token its forms carry and when it ends. */

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
-import { insertDeliveries } from './delivery-rows.ts'
+import type { Db } from './infrastructure/database.ts'
+import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
 import { newId } from './ids.ts'
 import { releaseTrackings } from './release-trackings.ts'
 import type { DeliveriesTable, DeliveryAttemptsTable, RedeliveryRequester } from './schema.ts'
@@ -20,6 +20,18 @@ export interface ClaimedDelivery {
   tracking: Tracking
   /** Null for the payment callback; else the event it sends (docs/api.md §8: payment.reverted, payment.reconfirmed). */
   event?: string | null
+}
+
+/**
+ * This node's delivery worker, taking the rows a verdict's transaction inserts straight from the writer:
+ * they are inserted under its lease and, once committed, attempted at once, without a claim query
+ * (the durable write still comes first: nothing is handed over before the commit).
+ */
+export interface DeliveryHandoff {
+  /** The lease to insert rows under now; undefined while the worker takes none (stopped, or full). */
+  lease(now: Date): DeliveryLease | undefined
+  /** Rows committed under that lease: attempted now. */
+  take(deliveries: ClaimedDelivery[]): void
 }
 
 /** The attempt log's error for an attempt whose worker stopped before recording its outcome. */

@@ -1,25 +1,12 @@
 import type { Selectable } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { newId } from './ids.ts'
 import type { DeliveriesTable, RedeliveryRequester } from './schema.ts'
-import type { ClaimedDelivery } from './deliveries.ts'
 
 /** A claim and its lease: rows inserted under it belong to that worker from their first moment. */
 export interface DeliveryLease {
   claim: string
   until: Date
-}
-
-/**
- * This node's delivery worker, taking the rows a verdict's transaction inserts straight from the writer:
- * they are inserted under its lease and, once committed, attempted at once, without a claim query
- * (the durable write still comes first: nothing is handed over before the commit).
- */
-export interface DeliveryHandoff {
-  /** The lease to insert rows under now; undefined while the worker takes none (stopped, or full). */
-  lease(now: Date): DeliveryLease | undefined
-  /** Rows committed under that lease: attempted now. */
-  take(deliveries: ClaimedDelivery[]): void
 }
 
 /** What starts a delivery: the judged payment's callback, an operator's or integrator's redelivery, or an event. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** What one attempt said about its endpoint. */
 export interface EndpointAttempt {

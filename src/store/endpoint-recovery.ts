@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /**
  * Sends again, now, every delivery to one endpoint of an account whose last attempt failed (still

@@ -1,5 +1,5 @@
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { newId } from './ids.ts'
 import { rowToTracking } from './trackings.ts'
 

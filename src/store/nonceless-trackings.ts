@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 /**

@@ -1,4 +1,4 @@
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** Where a tracking's transaction was seen, for its timeline: the stored match or success watch. */
 export interface SeenTransaction {

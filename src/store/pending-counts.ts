@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /**
  * Up to this many pending trackings are counted exactly; past it the count is the planner's estimate.

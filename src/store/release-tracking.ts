@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 /** A tracking to release, and a callback answer's `forward_to` to replace the record's (null keeps it). */

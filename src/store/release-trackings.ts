@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { releaseStatement, type ReleaseItem } from './release-tracking.ts'
 
 /**

@@ -1,4 +1,4 @@
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { open, seal } from './sealed-secret.ts'
 
 export interface KeyPairPem {

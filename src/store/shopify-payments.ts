@@ -1,5 +1,5 @@
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { rowToTracking } from './trackings.ts'
 
 /** The account's succeeded tracking with this Shopify payment id (pending, failed and unknown alike: undefined). */

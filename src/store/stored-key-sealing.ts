@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { NonRetryableError } from '../common/errors.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { isSealed, open, seal, SealedSecretError } from './sealed-secret.ts'
 
 /** The stored signing keys cannot be read with the configured PAYWATCH_SECRETS_KEY; the message is one line. */

@@ -1,6 +1,6 @@
 import type { Tracking } from '../domain/tracking.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { recordReversalEvents, type ReversalEvent } from './reversal-deliveries.ts'
 
 /** Where a successful tracking's paying transaction is, watched until that block is final. */

@@ -1,6 +1,6 @@
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
-import { createStatementBatcher } from './statement-batcher.ts'
+import type { Db } from './infrastructure/database.ts'
+import { createStatementBatcher } from './infrastructure/statement-batcher.ts'
 import { findTrackingBySecret, findTrackingsBySecrets, insertTracking, insertTrackings } from './trackings.ts'
 
 /** Statements of concurrent creates and reads of the payments API, batched (see createStatementBatcher). */

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 /**

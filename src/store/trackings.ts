@@ -1,6 +1,6 @@
 import { CompiledQuery, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import type { TrackingsTable } from './schema.ts'
 
 export type TrackingRow = Selectable<TrackingsTable>

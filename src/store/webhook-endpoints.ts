@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 
 /** One endpoint (account, scheme://host[:port]) as operators and integrators see it. */
 export interface EndpointRow {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Db } from './database.ts'
+import type { Db } from './infrastructure/database.ts'
 import { open, seal } from './sealed-secret.ts'
 
 /** How long the previous secret still signs after a rotation. */

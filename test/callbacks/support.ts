@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { verify } from '@depay/js-verify-signature'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import { completeTracking, type Completion } from '../../src/store/complete-tracking.ts'
-import type { Db } from '../../src/store/database.ts'
+import type { Db } from '../../src/store/infrastructure/database.ts'
 import { insertTracking } from '../../src/store/trackings.ts'
 
 /** One callback as the receiver got it: the raw body exactly as sent. */

@@ -7,7 +7,7 @@ import { createHeldDeliveries } from '../../src/callbacks/held-deliveries.ts'
 import { createOutcomeRecorder } from '../../src/callbacks/outcome-recorder.ts'
 import { createWakeSignal } from '../../src/common/wake-signal.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
-import type { Db } from '../../src/store/database.ts'
+import type { Db } from '../../src/store/infrastructure/database.ts'
 import type { AttemptOutcome } from '../../src/store/deliveries.ts'
 import { testTracking } from '../support/trackings.ts'
 

@@ -1,4 +1,4 @@
-// The data directory lock in one process (src/store/data-dir-lock.ts): a second hold is refused naming the
+// The data directory lock in one process (src/store/infrastructure/data-dir-lock.ts): a second hold is refused naming the
 // holder, a lock file of a process that is gone is taken over, and release removes only our own file.
 // Takeover is atomic: of several processes taking over one stale lock at once exactly one wins, and
 // an empty lock file being written is not stale.
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, test } from 'node:test'
-import { assertDataDirFree, DataDirLockedError, lockDataDir } from '../../src/store/data-dir-lock.ts'
+import { assertDataDirFree, DataDirLockedError, lockDataDir } from '../../src/store/infrastructure/data-dir-lock.ts'
 
 const dirs: string[] = []
 const freshDir = () => {

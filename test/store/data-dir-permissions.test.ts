@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, test } from 'node:test'
-import { DataDirPermissionsError } from '../../src/store/data-dir-permissions.ts'
-import { openDatabase } from '../../src/store/database.ts'
-import { migrate } from '../../src/store/migrate.ts'
+import { DataDirPermissionsError } from '../../src/store/infrastructure/data-dir-permissions.ts'
+import { openDatabase } from '../../src/store/infrastructure/database.ts'
+import { migrate } from '../../src/store/infrastructure/migrate.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))

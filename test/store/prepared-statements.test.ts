@@ -1,11 +1,11 @@
-// Prepared statements on PostgreSQL (src/store/prepared-pool.ts): hot statements are named on the
+// Prepared statements on PostgreSQL (src/store/infrastructure/prepared-pool.ts): hot statements are named on the
 // connection, varying ones are not, and a schema change under a prepared `SELECT *` is survived.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
-import { createPreparedPool } from '../../src/store/prepared-pool.ts'
+import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
+import { createPreparedPool } from '../../src/store/infrastructure/prepared-pool.ts'
 import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
 
 /** Texts of the statements prepared on the connection that runs this query. */

@@ -5,8 +5,8 @@ import { join } from 'node:path'
 import { after, before } from 'node:test'
 import pg from 'pg'
 import { loadConfig, type Config } from '../../src/config/config.ts'
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.ts'
-import { migrate } from '../../src/store/migrate.ts'
+import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
+import { migrate } from '../../src/store/infrastructure/migrate.ts'
 import { seedEmbeddedDataDir } from './pglite-template.ts'
 
 /** The PostgreSQL server under test (DATABASE_URL), or null for the embedded database. */

@@ -45,7 +45,7 @@ function templateDir(): Promise<string> {
 export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
   const target = join(dataDir, 'pglite')
   if (existsSync(target)) return
-  // Owner-only, as the service demands of a data folder (src/store/data-dir-permissions.ts); the copied
+  // Owner-only, as the service demands of a data folder (src/store/infrastructure/data-dir-permissions.ts); the copied
   // files keep PGlite's 0666 until the service opens them and restricts them.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   cpSync(await templateDir(), target, { recursive: true })

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Tracking } from '../../src/domain/tracking.ts'
-import type { Db } from '../../src/store/database.ts'
+import type { Db } from '../../src/store/infrastructure/database.ts'
 import { insertTracking } from '../../src/store/trackings.ts'
 
 export const randomAddress = (): string => `0x${randomBytes(20).toString('hex')}`

@@ -1,7 +1,7 @@
 import type { Clock } from '../../common/clock.ts'
 import type { Subsystem } from '../../common/subsystem.ts'
 import { linkAndShopChecks } from '../../payments/link-shop-checks.ts'
-import type { Db } from '../../store/database.ts'
+import type { Db } from '../../store/infrastructure/database.ts'
 import { createAppTokenAuth } from '../app-token-auth.ts'
 import { adminAppsRoutes } from './admin-apps.ts'
 import { adminLinksShopsRoutes } from './admin-links-shops.ts'

@@ -5,7 +5,7 @@ import { createApp, deleteApp, grantApp, listAppGrants, listApps, revokeGrant } 
 import { grantRequestFields } from '../../admin/grant-request.ts'
 import { appRequestFields } from '../../admin/names.ts'
 import { appJson, grantJson } from '../../admin/records.ts'
-import type { Db } from '../../store/database.ts'
+import type { Db } from '../../store/infrastructure/database.ts'
 import { appSchema, createdGrantSchema, grantSchema } from '../account-data-schemas.ts'
 import { fieldsSchema } from '../request-schemas.ts'
 import { problemSchema } from '../schemas.ts'

@@ -4,7 +4,7 @@ import { createIntegration, listIntegrations, showIntegration } from '../../admi
 import { integrationRequestFields, readIntegrationRequest } from '../../admin/names.ts'
 import { integrationJson } from '../../admin/records.ts'
 import type { Clock } from '../../common/clock.ts'
-import type { Db } from '../../store/database.ts'
+import type { Db } from '../../store/infrastructure/database.ts'
 import type { KeyPairPem } from '../../store/service-keys.ts'
 import { validationFailed } from '../problem.ts'
 import { fieldsSchema } from '../request-schemas.ts'

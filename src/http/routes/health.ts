@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { Registry } from 'prom-client'
-import type { Db } from '../../store/database.ts'
+import type { Db } from '../../store/infrastructure/database.ts'
 import type { ChainReadiness } from '../../common/readiness.ts'
 
 export interface HealthRoutesDeps {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { fullRecord, summaryRecord } from '../../domain/records.ts'
-import type { Db } from '../../store/database.ts'
+import type { Db } from '../../store/infrastructure/database.ts'
 import { findSucceededShopifyPayment } from '../../store/shopify-payments.ts'
 import { apiVersionHeaders } from '../account-data-schemas.ts'
 import { apiVersionOf } from '../api-version.ts'

@@ -2,7 +2,7 @@
 // stdin it tries to lock the folder at once and answers one line, `won` or `lost`, keeping what it won
 // until it exits.
 import { createInterface } from 'node:readline'
-import { DataDirLockedError, lockDataDir } from '../../../src/store/data-dir-lock.ts'
+import { DataDirLockedError, lockDataDir } from '../../../src/store/infrastructure/data-dir-lock.ts'
 
 const lines = createInterface({ input: process.stdin })
 process.stdout.write('ready\n')

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { isMainThread } from 'node:worker_threads'
-import { NonRetryableError } from '../common/errors.ts'
+import { NonRetryableError } from '../../common/errors.ts'
 
 /**
  * The embedded data folder holds the database: API-key and session hashes, signing keys (in clear

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { Logger } from 'pino'
-import { backoffPolicies, delayFor } from '../common/backoff.ts'
+import { backoffPolicies, delayFor } from '../../common/backoff.ts'
 
 export interface PgListenerOptions {
   url: string

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { NonRetryableError } from '../common/errors.ts'
+import { NonRetryableError } from '../../common/errors.ts'
 
 /** Another process holds the embedded data folder: its one line names the folder and that process. */
 export class DataDirLockedError extends NonRetryableError {

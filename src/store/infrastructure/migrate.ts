@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import type { Db } from './database.ts'
 
-const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url))
+const migrationsDir = fileURLToPath(new URL('../migrations/', import.meta.url))
 /** Any fixed number: serializes migrations when several nodes start against one database. */
 const MIGRATION_LOCK = 7_346_001
 

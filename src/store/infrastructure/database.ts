@@ -7,7 +7,7 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.ts'
 import { prepareDataDir, restrictToOwner } from './data-dir-permissions.ts'
 import { createPGlitePool } from './pglite-pool.ts'
 import { createPreparedPool } from './prepared-pool.ts'
-import type { Database } from './schema.ts'
+import type { Database } from '../schema.ts'
 
 export type Db = Kysely<Database>
 
