@@ -10,7 +10,7 @@ import { createFinality } from '../chain/finality.ts'
 import { createLookahead } from './block-lookahead.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
 import { StoredWindow } from './stored-window.ts'
-import { insertChainBlock } from '../store/chain-blocks.ts'
+import { insertChainBlock, saveChainBlock } from '../store/chain-blocks.ts'
 
 /** What the follower tells the engine, in chain order; the next event waits for the previous one. */
 export type FollowerEvent =
@@ -31,7 +31,10 @@ export type FollowerEvent =
  */
 export interface BlockRecord {
   fence: WriteFence | undefined
+  /** Inside a transaction that holds `fence` already. */
   write(db: Db): Promise<void>
+  /** On its own (a block without verdicts): one statement under `fence`. */
+  save(): Promise<void>
 }
 
 /** The follower's window as its events' handler sees it: whether `hash` is canonical at `number` (undefined outside it). */
@@ -113,7 +116,11 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   const accept = async (win: BlockWindow, block: FullBlock, finalized: bigint, head?: bigint) => {
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
-    const record: BlockRecord = { fence: deps.fence, write: (db) => insertChainBlock(db, chain.name, entry) }
+    const record: BlockRecord = {
+      fence: deps.fence,
+      write: (db) => insertChainBlock(db, chain.name, entry),
+      save: () => saveChainBlock(deps.db, chain.name, entry, deps.fence),
+    }
     const handled = await sink(
       {
         type: 'block',

@@ -4,7 +4,7 @@ import { recordedTransaction, type Expectation, type Judgement } from '../domain
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import { completeTrackings, type Completion } from '../store/complete-tracking.ts'
-import { fenced, type WriteFence } from '../store/chain-leases.ts'
+import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import type { DeliveryHandoff } from '../store/deliveries.ts'
 import { saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
@@ -149,7 +149,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
         deps.events.emit('completed', done)
       })
     }
-    if (record) await fenced(deps.db, record.fence, record.write)
+    if (record) await record.save()
   }
 
   /** Success and failed alike: written only while the block the verdict rests on is canonical. */
