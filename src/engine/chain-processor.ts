@@ -3,28 +3,21 @@ import type { FollowerEvent, WindowView } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import { decide, isTrace, judge, type MinedTransaction } from '../domain/judge.ts'
+import { judge } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
-import { isRetryable } from '../common/errors.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import {
-  deleteMatches,
-  deleteMatchesAbove,
-  findBlockCandidates,
-  findMatchedTrackings,
-  saveMatch,
-  type TrackingMatch,
-} from '../store/tracking-matches.ts'
+import { deleteMatchesAbove, findBlockCandidates, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads } from './block-reads.ts'
 import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
-import { expectationOf, paysNative } from './expectation.ts'
+import { expectationOf } from './expectation.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 import type { Verdicts } from './verdicts.ts'
+import { createMatchedRejudge, settleAll, unreadableForGood } from './matched-rejudge.ts'
 
 export interface ChainProcessorDeps {
   chain: string
@@ -71,91 +64,7 @@ export interface ChainProcessor {
  */
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
-  /** The finalized block the matched trackings were last judged with. */
-  let judgedFinalized = -1n
-
-  type Matched = Awaited<ReturnType<typeof findMatchedTrackings>>
-  const rejudge = async (
-    head: bigint,
-    finalized: bigint,
-    skip: Set<string>,
-    fence: WriteFence | undefined,
-    window: WindowView | undefined,
-    read?: Matched,
-  ): Promise<number> => {
-    const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
-    if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
-    // Independent trackings: their writes go out together (the pool serves them in parallel).
-    await settleAll(
-      matched.map(async ({ tracking, match }) => {
-        if (skip.has(tracking.id)) return
-        const canonical = window?.holds(match.blockNumber, match.blockHash)
-        if (canonical === false) {
-          // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
-          await deleteMatches(deps.db, [tracking.id], fence)
-          deps.verdicts.searchingAgain(tracking.id)
-          log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
-          return
-        }
-        let evidence = match.evidence
-        let stored = true
-        if (!evidence) {
-          const read = await reread(tracking, match)
-          if (read === 'unreadable') {
-            // Retrying cannot help: the match goes, so that no later block reads it again.
-            await deleteMatches(deps.db, [tracking.id], fence)
-            deps.verdicts.searchingAgain(tracking.id)
-            return
-          }
-          if (!read) return
-          evidence = read
-          match.evidence = evidence
-          match.pendingHashes = null
-          stored = false
-        }
-        const expectation = expectationOf(tracking)
-        if (isTrace(expectation) && !evidence.pastDeadline && !decide(expectation, evidence)) {
-          // A trace's found payment that the providers' agreed evidence says does not pay (a quorum
-          // corrected it): not its payment after all, so the trace searches again.
-          await deleteMatches(deps.db, [tracking.id], fence)
-          deps.verdicts.searchingAgain(tracking.id)
-          log.info({ tracking: tracking.id, transaction: match.transaction }, 'found payment does not pay after all: searching again')
-          return
-        }
-        const judgement = judge(expectation, { ...evidence, position: { head, finalized, canonical: true } })
-        await deps.verdicts.apply(tracking, expectation, judgement, match, stored, fence)
-      }),
-    )
-    judgedFinalized = finalized
-    return matched.length
-  }
-
-  /**
-   * A match whose transactions could not be read when found: read them by hash now. Undefined
-   * while not readable yet (retried on the next block); 'unreadable' when it never will be.
-   */
-  const reread = async (
-    tracking: Tracking,
-    match: TrackingMatch,
-  ): Promise<NonNullable<TrackingMatch['evidence']> | 'unreadable' | undefined> => {
-    const native = paysNative(tracking)
-    const hashes = match.pendingHashes ?? { given: tracking.transaction, consumer: match.transaction }
-    try {
-      const consumer = hashes.consumer ? await deps.evidence.fromHash(hashes.consumer, { native }) : null
-      if (hashes.consumer && !consumer) return undefined
-      const given: MinedTransaction | null =
-        hashes.given === hashes.consumer ? consumer : hashes.given ? await deps.evidence.fromHash(hashes.given, { native }) : null
-      return { given, consumer }
-    } catch (error) {
-      if (!isRetryable(error)) {
-        log.error({ ...failureFields(error), tracking: tracking.id }, unreadableForGood)
-        return 'unreadable'
-      }
-      log.warn({ ...failureFields(error), tracking: tracking.id }, 'matched transaction still unreadable; retrying on the next block')
-      return undefined
-    }
-  }
-
+  const rejudge = createMatchedRejudge({ chain: deps.chain, db: deps.db, evidence: deps.evidence, verdicts: deps.verdicts, log })
   const judgeCandidates = async (
     block: FullBlock,
     finalized: bigint,
@@ -270,7 +179,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     const [, , rejudged] = await settleAll([
       judgeCandidates(block, finalized, candidates, fence, receipts),
       judgeTraces(block, finalized, found, pastDeadline, fence),
-      rejudge(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, window, matched),
+      rejudge.run(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, window, matched),
       deps.successes.check(watched, block, finalized, fence, window),
     ] as const)
     deps.metrics.head(deps.chain, block.number, block.timestamp)
@@ -303,7 +212,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       case 'finalize':
         deps.metrics.finalized(deps.chain, event.finalized)
         // Blocks already carried this finalized number, unless none arrived since it advanced.
-        if (event.finalized > judgedFinalized) await rejudge(event.head, event.finalized, new Set(), fence, window)
+        if (event.finalized > rejudge.judgedFinalized) await rejudge.run(event.head, event.finalized, new Set(), fence, window)
         return
     }
   }
@@ -325,20 +234,4 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       return block?.record ? 'recorded' : undefined
     },
   }
-}
-
-/**
- * Logged once per tracking when a NonRetryableError says its evidence will never be readable: the
- * tracking stays pending (no verdict is made up from evidence the service does not have) until a
- * later block names it again (a reorg) or the time-out sweeper fails it, as before; only the
- * pointless re-read on every block is gone.
- */
-const unreadableForGood = 'payment transaction found but unreadable for good; not retried'
-
-/** Waits for every one (none keeps running behind a failure), then throws the first failure. */
-async function settleAll<T extends readonly unknown[]>(work: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
-  const settled = await Promise.allSettled(work)
-  const failed = settled.find((result) => result.status === 'rejected')
-  if (failed) throw failed.reason
-  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> }
 }
