@@ -4,14 +4,14 @@ import type { BlockHeader } from '../domain/block-window.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { pendingOnChain } from '../store/nonceless-trackings.ts'
 import type { SuccessWatch } from '../store/success-watches.ts'
-import { findMatchedTrackings } from '../store/tracking-matches.ts'
+import type { MatchStore } from '../store/tracking-matches.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 
 /** What judging a block reads besides its candidates: none of it depends on the block's transactions. */
 export interface AroundReads {
   /** Trackings matched in earlier blocks, re-judged with this one. */
-  matched: Awaited<ReturnType<typeof findMatchedTrackings>>
+  matched: Awaited<ReturnType<MatchStore['matched']>>
   /** Successes whose block is not final yet. */
   watched: SuccessWatch[]
   pending: { any: boolean; traces: boolean }
@@ -37,20 +37,24 @@ export interface BlockReads {
  * judged again on the next block: a fast-path write landing between the read and the block (the runner's
  * `exclusive`) is seen one block later, as it would be had it landed just after the block.
  */
-export function createBlockReads(deps: { chain: string; db: Db; receipts: ReceiptSource; successes: SuccessWatcher }): BlockReads {
+export function createBlockReads(deps: {
+  chain: string
+  db: Db
+  matches: MatchStore
+  receipts: ReceiptSource
+  successes: SuccessWatcher
+}): BlockReads {
   /** Whether the chain had pending trackings at the last block (a read ahead of receipts pays off only then). */
   let pendingSeen = true
   let prepared: { hash: string; around: Promise<AroundReads>; receipts: Promise<Map<string, TransactionReceipt> | undefined> } | undefined
 
   const readAround = (): Promise<AroundReads> => {
-    const around = Promise.all([
-      findMatchedTrackings(deps.db, deps.chain),
-      deps.successes.read(),
-      pendingOnChain(deps.db, deps.chain),
-    ]).then(([matched, watched, pending]) => {
-      pendingSeen = pending.any
-      return { matched, watched, pending }
-    })
+    const around = Promise.all([deps.matches.matched(deps.chain), deps.successes.read(), pendingOnChain(deps.db, deps.chain)]).then(
+      ([matched, watched, pending]) => {
+        pendingSeen = pending.any
+        return { matched, watched, pending }
+      },
+    )
     // Read ahead for a block that may not come (another branch): its failure is the awaiting block's, or nobody's.
     around.catch(() => {})
     return around

@@ -1,3 +1,4 @@
+import { createMatchStore } from '../store/tracking-matches.ts'
 import type { DeliveryHandoff } from '../store/deliveries.ts'
 import type { Logger } from 'pino'
 import { createChainReader, type ChainReader } from '../chain/chain-reader.ts'
@@ -59,7 +60,10 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   const chain = handle.config
   const reader = createChainReader(handle.client)
   const evidence = createEvidenceReader(handle.client)
+  // The one writer of `tracking_matches` for this chain's verdicts and blocks.
+  const matches = createMatchStore(db, clock)
   const verdicts = createVerdicts({
+    matches,
     chain: chain.name,
     db,
     events,
@@ -81,6 +85,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   })
   const receipts = createReceiptSource(reader)
   const processor = createChainProcessor({
+    matches,
     chain: chain.name,
     db,
     evidence,

@@ -8,7 +8,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import { deleteMatchesAbove, findBlockCandidates, saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
+import { createMatchStore, findBlockCandidates, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads } from './block-reads.ts'
 import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
@@ -24,6 +24,8 @@ export interface ChainProcessorDeps {
   db: Db
   evidence: EvidenceReader
   receipts: ReceiptSource
+  /** The matches it re-judges and writes (default: the database's, `createMatchStore`). */
+  matches?: MatchStore
   verdicts: Verdicts
   /** Successes whose block is not final yet, checked on each block and reorg. */
   successes: SuccessWatcher
@@ -64,7 +66,8 @@ export interface ChainProcessor {
  */
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
-  const rejudge = createMatchedRejudge({ chain: deps.chain, db: deps.db, evidence: deps.evidence, verdicts: deps.verdicts, log })
+  const matches = deps.matches ?? createMatchStore(deps.db, deps.clock)
+  const rejudge = createMatchedRejudge({ chain: deps.chain, matches, evidence: deps.evidence, verdicts: deps.verdicts, log })
   const judgeCandidates = async (
     block: FullBlock,
     finalized: bigint,
@@ -83,7 +86,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         }
         if (finding.kind === 'unresolved') {
           blockLog.warn(failureFields(finding.error), 'payment transaction found but unreadable; retrying on the next block')
-          await saveMatch(deps.db, finding.match, deps.clock(), fence)
+          await matches.save(finding.match, fence)
           return
         }
         const expectation = expectationOf(finding.tracking)
@@ -140,7 +143,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     ])
   }
 
-  const reads = createBlockReads({ chain: deps.chain, db: deps.db, receipts: deps.receipts, successes: deps.successes })
+  const reads = createBlockReads({ chain: deps.chain, db: deps.db, matches, receipts: deps.receipts, successes: deps.successes })
 
   /** Handles a block; its figures are reported once the round has written its verdicts too. */
   const onBlock = async (
@@ -201,7 +204,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       case 'block':
         return onBlock(event.block, event.finalized, event.latest === true, fence, window)
       case 'reorg': {
-        const dropped = await deleteMatchesAbove(deps.db, deps.chain, event.ancestor, fence)
+        const dropped = await matches.dropAbove(deps.chain, event.ancestor, fence)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
         await deps.successes.reorg(event.ancestor, fence)
         deps.metrics.reorg(deps.chain, event.removed.length)
@@ -225,7 +228,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const started = performance.now()
       const block = event.type === 'block' ? event : undefined
       // The block is recorded as processed in the transaction of its verdicts.
-      const processed = await deps.verdicts.round(block?.block ?? null, () => handle(event, fence, window), block?.record)
+      const fresh = block ? { number: block.block.number, hash: block.block.hash, window } : null
+      const processed = await deps.verdicts.round(fresh, () => handle(event, fence, window), block?.record)
       if (!processed) return
       // From the block read to every verdict of it written (the round writes them at its end).
       const ms = performance.now() - started

@@ -5,13 +5,12 @@ import { isRetryable } from '../common/errors.ts'
 import { decide, isTrace, judge, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
-import type { Db } from '../store/infrastructure/database.ts'
-import { deleteMatches, findMatchedTrackings, type TrackingMatch } from '../store/tracking-matches.ts'
+import type { MatchStore, TrackingMatch } from '../store/tracking-matches.ts'
 import type { WindowView } from './block-follower.ts'
 import { expectationOf, paysNative } from './expectation.ts'
 import type { Verdicts } from './verdicts.ts'
 
-type Matched = Awaited<ReturnType<typeof findMatchedTrackings>>
+type Matched = Awaited<ReturnType<MatchStore['matched']>>
 
 export interface MatchedRejudge {
   /** The finalized block the matched trackings were last judged with (-1 before the first time). */
@@ -38,7 +37,7 @@ export interface MatchedRejudge {
  */
 export function createMatchedRejudge(deps: {
   chain: string
-  db: Db
+  matches: MatchStore
   evidence: EvidenceReader
   verdicts: Verdicts
   log: Logger
@@ -54,7 +53,7 @@ export function createMatchedRejudge(deps: {
     window: WindowView | undefined,
     read?: Matched,
   ): Promise<number> => {
-    const matched = read ?? (await findMatchedTrackings(deps.db, deps.chain))
+    const matched = read ?? (await deps.matches.matched(deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
     await settleAll(
@@ -63,7 +62,7 @@ export function createMatchedRejudge(deps: {
         const canonical = window?.holds(match.blockNumber, match.blockHash)
         if (canonical === false) {
           // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
-          await deleteMatches(deps.db, [tracking.id], fence)
+          await deps.matches.drop([tracking.id], fence)
           deps.verdicts.searchingAgain(tracking.id)
           log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
           return
@@ -74,7 +73,7 @@ export function createMatchedRejudge(deps: {
           const read = await reread(tracking, match)
           if (read === 'unreadable') {
             // Retrying cannot help: the match goes, so that no later block reads it again.
-            await deleteMatches(deps.db, [tracking.id], fence)
+            await deps.matches.drop([tracking.id], fence)
             deps.verdicts.searchingAgain(tracking.id)
             return
           }
@@ -88,7 +87,7 @@ export function createMatchedRejudge(deps: {
         if (isTrace(expectation) && !evidence.pastDeadline && !decide(expectation, evidence)) {
           // A trace's found payment that the providers' agreed evidence says does not pay (a quorum
           // corrected it): not its payment after all, so the trace searches again.
-          await deleteMatches(deps.db, [tracking.id], fence)
+          await deps.matches.drop([tracking.id], fence)
           deps.verdicts.searchingAgain(tracking.id)
           log.info({ tracking: tracking.id, transaction: match.transaction }, 'found payment does not pay after all: searching again')
           return

@@ -7,8 +7,8 @@ import { completeTrackings, type Completion } from '../store/complete-tracking.t
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import type { DeliveryHandoff } from '../store/deliveries.ts'
-import { saveMatch, type TrackingMatch } from '../store/tracking-matches.ts'
-import type { BlockRecord } from './block-follower.ts'
+import { createMatchStore, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
+import type { BlockRecord, WindowView } from './block-follower.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { judgedOf, type EvidenceQuorum } from './evidence-quorum.ts'
 
@@ -28,6 +28,8 @@ export interface VerdictDeps {
   quorum?: EvidenceQuorum
   /** This node's delivery worker: the verdicts' callbacks are handed to it as they commit. */
   deliveries?: DeliveryHandoff
+  /** Where a match waiting for its commitment is kept (default: the database's, `createMatchStore`). */
+  matches?: MatchStore
 }
 
 export interface Verdicts {
@@ -53,11 +55,11 @@ export interface Verdicts {
   progress(tracking: Tracking, required: number, passed: number): void
   /**
    * Runs one follower event: within it, each block's canonical re-check is asked once, `fresh`
-   * (the block just read from the RPC) needs no re-check, and the final verdicts are written
+   * (the block just read from the RPC) needs no re-check, nor does a block its `window` holds, and the final verdicts are written
    * together in one transaction when the work is done (their `completed` events after it), with
    * `record`, the block as processed, when the work succeeded.
    */
-  round<T>(fresh: { number: bigint; hash: string } | null, work: () => Promise<T>, record?: BlockRecord): Promise<T>
+  round<T>(fresh: { number: bigint; hash: string; window?: WindowView } | null, work: () => Promise<T>, record?: BlockRecord): Promise<T>
   /** Forgets the progress of trackings no longer matched (completed elsewhere: time-out, another node). */
   retain(matchedIds: Set<string>): void
 }
@@ -72,6 +74,7 @@ interface FinalWrite {
 }
 
 export function createVerdicts(deps: VerdictDeps): Verdicts {
+  const matches = deps.matches ?? createMatchStore(deps.db, deps.clock)
   /** Last progress published per matched tracking, so only changes are published. */
   const published = new Map<string, { tracking: Tracking; required: number; passed: number }>()
 
@@ -84,7 +87,13 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
 
   /** Canonical answers of the current round (undefined outside a round: always ask). */
   let canonicalInRound: Map<string, Promise<boolean>> | undefined
+  /** The window the round's fresh block extends: every block it holds is an ancestor of that block. */
+  let windowInRound: WindowView | undefined
   const isCanonical = (number: bigint, hash: string): Promise<boolean> => {
+    // The fresh block was just read from the RPC and links to the window: what the window holds is the
+    // RPC's chain as of that read, as the fresh block itself is (no second check of the same fact by RPC).
+    const held = windowInRound?.holds(number, hash)
+    if (held !== undefined) return Promise.resolve(held)
     const key = `${number}:${hash.toLowerCase()}`
     let answer = canonicalInRound?.get(key)
     if (!answer) {
@@ -177,7 +186,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
           'native value moved by internal calls cannot be read (no provider offers a trace): the payment stays pending',
         )
       }
-      if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
+      if (!stored) await matches.save(match, fence)
       return
     }
     // A deadline passed with no payment rests on a block, not on a transaction's evidence: nothing to vote on.
@@ -186,14 +195,14 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       const checked = await deps.quorum.confirm(expectation, match)
       if (checked.outcome === 'corrected') {
         // Judged again from the agreed evidence on the next block.
-        await saveMatch(deps.db, checked.match, deps.clock(), fence)
+        await matches.save(checked.match, fence)
         return
       }
       if (checked.outcome === 'undecided') {
         // A dispute is logged by the quorum, once per state: not again on every block here.
         if (!checked.disputed)
           log.info({ status: completion.status, answers: checked.answers }, 'no quorum of providers on the evidence yet: not completing')
-        if (!stored) await saveMatch(deps.db, match, deps.clock(), fence)
+        if (!stored) await matches.save(match, fence)
         return
       }
     }
@@ -216,6 +225,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     async round(fresh, work, record) {
       const writes: FinalWrite[] = []
       canonicalInRound = new Map()
+      windowInRound = fresh?.window
       roundWrites = writes
       if (fresh) canonicalInRound.set(`${fresh.number}:${fresh.hash.toLowerCase()}`, Promise.resolve(true))
       let done = false
@@ -225,6 +235,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
         return result
       } finally {
         canonicalInRound = undefined
+        windowInRound = undefined
         roundWrites = undefined
         // Also when part of the work failed: the verdicts reached stand (the block is handled again).
         if (writes.length > 0 || (done && record)) await write(writes, done ? record : undefined)
@@ -238,7 +249,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       const transaction = recordedTransaction(expectation, judgement)
       switch (judgement.status) {
         case 'pending':
-          if (match && !stored) await saveMatch(deps.db, match, deps.clock(), fence)
+          if (match && !stored) await matches.save(match, fence)
           if (match) progress(tracking, judgement.confirmations.required, judgement.confirmations.passed)
           return
         case 'success': {

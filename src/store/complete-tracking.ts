@@ -4,6 +4,7 @@ import { holdFence, type WriteFence } from './chain-leases.ts'
 import type { Db } from './infrastructure/database.ts'
 import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
 import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
+import { deleteMatches } from './tracking-matches.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
 export type Completion =
@@ -106,7 +107,7 @@ export async function completeTrackings(
       if (taken.has(id)) {
         // The account already tracks this transaction's (sender, nonce): the transaction is that
         // tracking's, not this one's payment. It stays pending and is searched for again.
-        await trx.deleteFrom('tracking_matches').where('tracking_id', '=', id).execute()
+        await deleteMatches(trx, [id])
         continue
       }
       completed.add(id)
@@ -144,7 +145,7 @@ export async function completeTrackings(
       return tracking && { tracking, deliveryId: deliveryOf.get(request.id) ?? null }
     })
     const dropped = requests.filter((r) => r.dropMatch).map((r) => r.id)
-    if (dropped.length > 0) await trx.deleteFrom('tracking_matches').where('tracking_id', 'in', dropped).execute()
+    await deleteMatches(trx, dropped)
     await alsoWrite?.(trx)
     return results
   })

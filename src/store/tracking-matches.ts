@@ -23,6 +23,30 @@ export interface TrackingMatch {
   pendingHashes: { given: string | null; consumer: string | null } | null
 }
 
+/**
+ * `tracking_matches` as the chain engine uses it: the matched trackings it re-judges, and every write
+ * it makes. This module is the table's one writer (the completion's delete in its transaction calls
+ * `deleteMatches` too); the engine holds it through this interface, so that its judging can be run
+ * against matches kept in memory.
+ */
+export interface MatchStore {
+  /** The still-pending trackings of `chain` with a found transaction, and their matches. */
+  matched(chain: string): Promise<{ tracking: Tracking; match: TrackingMatch }[]>
+  save(match: TrackingMatch, fence?: WriteFence): Promise<void>
+  drop(trackingIds: string[], fence?: WriteFence): Promise<void>
+  /** A reorg dropped the blocks above `number`: their trackings are searched for again. Returns their ids. */
+  dropAbove(chain: string, number: bigint, fence?: WriteFence): Promise<string[]>
+}
+
+export function createMatchStore(db: Db, clock: () => Date): MatchStore {
+  return {
+    matched: (chain) => findMatchedTrackings(db, chain),
+    save: (match, fence) => saveMatch(db, match, clock(), fence),
+    drop: (ids, fence) => deleteMatches(db, ids, fence),
+    dropAbove: (chain, number, fence) => deleteMatchesAbove(db, chain, number, fence),
+  }
+}
+
 /** bigints survive the jsonb round trip as {"$n": "decimal"}. */
 const encode = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? { $n: v.toString() } : v))
 const decode = (value: unknown): unknown =>

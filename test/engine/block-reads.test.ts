@@ -13,6 +13,7 @@ import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
 import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
+import { createMatchStore } from '../../src/store/tracking-matches.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomHash } from '../support/trackings.ts'
 
@@ -55,7 +56,7 @@ function readsFor(chain: string, receipts: ReceiptSource) {
     logger: pino({ level: 'silent' }),
     metrics,
   })
-  return createBlockReads({ chain, db: database.db, receipts, successes })
+  return createBlockReads({ chain, db: database.db, matches: createMatchStore(database.db, () => new Date()), receipts, successes })
 }
 
 test("the reads prepared for a header serve that block alone; another block's are read anew", async () => {
