@@ -45,14 +45,7 @@ export function createMatchedRejudge(deps: {
   const { log } = deps
   let judgedFinalized = -1n
 
-  const run = async (
-    head: bigint,
-    finalized: bigint,
-    skip: Set<string>,
-    fence: WriteFence | undefined,
-    window: WindowView | undefined,
-    read?: Matched,
-  ): Promise<number> => {
+  const run: MatchedRejudge['run'] = async (head, finalized, skip, fence, window, read) => {
     const matched = read ?? (await deps.matches.matched(deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
     // Independent trackings: their writes go out together (the pool serves them in parallel).
