@@ -5,8 +5,7 @@ import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { newId } from '../store/ids.ts'
-import { postponeDeliveries } from '../store/deliveries.ts'
-import type { DeliveryHandoff } from '../store/deliveries.ts'
+import { postponeDeliveries, type DeliveryHandoff } from '../store/deliveries.ts'
 import { attemptOutcome } from './attempt-outcome.ts'
 import { CLAIM_BATCH, createDueClaimer } from './claim-due.ts'
 import { createHeldDeliveries } from './held-deliveries.ts'
@@ -55,7 +54,7 @@ export interface DeliveryWorker {
   start(): void
   /** A delivery may be due now (a completion, a redelivery). */
   wake(): void
-  /** Takes the deliveries a verdict's transaction inserts under this worker's lease (delivery-rows.ts). */
+  /** Takes the deliveries a verdict's transaction inserts under this worker's lease (store/deliveries.ts). */
   readonly handoff: DeliveryHandoff
   /** Claims what is due now, makes those attempts and records them; returns how many were claimed. For tests and tools. */
   runOnce(): Promise<number>
