@@ -55,49 +55,31 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
     return new Map(receipts.filter((r): r is TransactionReceipt => r !== null).map((r) => [r.transactionHash.toLowerCase(), r]))
   }
   const byHash = (receipts: TransactionReceipt[]) => new Map(receipts.map((r) => [r.transactionHash.toLowerCase(), r]))
+  /**
+   * The block's receipts (`only` those) in one `eth_getBlockReceipts`, learning once whether the RPC
+   * offers it: undefined when it does not (or has no such block); any other failure is thrown.
+   */
+  const fromBlock = async (hash: string, only?: Set<string>): Promise<Map<string, TransactionReceipt> | undefined> => {
+    if (blockReceipts === 'unsupported') return undefined
+    try {
+      const receipts = await reader.blockReceipts(hash as Hash, only)
+      if (!receipts) return undefined
+      blockReceipts = 'supported'
+      return byHash(receipts)
+    } catch (error) {
+      if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error
+      blockReceipts = 'unsupported'
+      return undefined
+    }
+  }
   return {
-    async all(block) {
-      if (blockReceipts !== 'unsupported') {
-        try {
-          const every = await reader.blockReceipts(block.hash)
-          if (every) {
-            blockReceipts = 'supported'
-            return byHash(every)
-          }
-        } catch (error) {
-          if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error
-          blockReceipts = 'unsupported'
-        }
-      }
-      return perTransaction(block.transactions.map((tx) => tx.hash))
-    },
-    async whole(blockHash) {
-      if (blockReceipts === 'unsupported') return undefined
-      try {
-        const every = await reader.blockReceipts(blockHash as Hash)
-        if (!every) return undefined
-        blockReceipts = 'supported'
-        return byHash(every)
-      } catch (error) {
-        // Learned here as on any other read; a failed read ahead is read again the usual way.
-        if (isMethodUnavailable(error) && blockReceipts === 'unknown') blockReceipts = 'unsupported'
-        return undefined
-      }
-    },
+    all: async (block) => (await fromBlock(block.hash)) ?? perTransaction(block.transactions.map((tx) => tx.hash)),
+    // A failed read ahead is read again the usual way.
+    whole: (blockHash) => fromBlock(blockHash).catch(() => undefined),
     async receipts(block, hashes) {
       if (hashes.length === 0) return new Map()
       if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)
-      try {
-        const wanted = await reader.blockReceipts(block.hash, new Set(hashes))
-        if (wanted) {
-          blockReceipts = 'supported'
-          return new Map(wanted.map((r) => [r.transactionHash.toLowerCase(), r]))
-        }
-      } catch (error) {
-        if (!isMethodUnavailable(error) || blockReceipts === 'supported') throw error
-        blockReceipts = 'unsupported'
-      }
-      return perTransaction(hashes)
+      return (await fromBlock(block.hash, new Set(hashes))) ?? perTransaction(hashes)
     },
   }
 }
