@@ -9,6 +9,7 @@
 // are what `npm start` sets unless given (BENCH_GLIBC_DEFAULTS=true: glibc's own thresholds);
 // BENCH_NO_RELEASE=true runs the service without the release after bursts (src/cli/memory-release.ts). Then BENCH_CREATE_SECONDS (default 10) of creates through the API
 // (32 at a time): creates/s and the RSS after them, and again BENCH_SETTLE_SECONDS (default 15) later.
+// BENCH_MAPPINGS=true also prints the largest resident mappings after the creates (/proc/<pid>/smaps).
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -53,6 +54,30 @@ function residentOf(pid: number): { total: number; anon: number; file: number } 
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (name: string) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? 0) * 1024
   return { total: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') + kb('RssShmem') }
+}
+
+/**
+ * The process's largest resident mappings (/proc/<pid>/smaps): which of its memory is PGlite's linear memory
+ * (one mapping reserved far larger than it uses), V8's heap pages, or malloc's arenas.
+ */
+function largestMappings(pid: number, count: number): string {
+  const mappings: { name: string; size: number; rss: number }[] = []
+  let current: { name: string; size: number; rss: number } | undefined
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = line.match(/^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/)
+    if (header) {
+      current = { name: header[3] || '[anon]', size: Number.parseInt(header[2]!, 16) - Number.parseInt(header[1]!, 16), rss: 0 }
+      mappings.push(current)
+      continue
+    }
+    const rss = line.match(/^Rss:\s+(\d+) kB/)
+    if (rss && current) current.rss = Number(rss[1]) * 1024
+  }
+  return mappings
+    .sort((a, b) => b.rss - a.rss)
+    .slice(0, count)
+    .map((m) => `${mb(m.rss)} of ${mb(m.size)} MB ${m.name.split('/').at(-1)}`)
+    .join(', ')
 }
 
 const anvil = await startAnvil({ blockTime: 1 })
@@ -182,6 +207,7 @@ try {
     // A heap snapshot of what the burst left (e.g. to compare the constructors' retained sizes).
     await askChild(service, { snapshot: process.env.BENCH_SNAPSHOT })
   }
+  if (process.env.BENCH_MAPPINGS === 'true') console.log(`largest mappings after the creates: ${largestMappings(service.pid!, 8)}`)
   const collected = await askChild<{ usage: Usage }>(service, 'gc')
   console.log(
     `creates: ${createRate.toFixed(0)}/s over ${CREATE_SECONDS} s, service CPU ${cpuPerCreate.toFixed(2)} ms and ${faultsPerCreate.toFixed(1)} page faults per create; after them RSS ${mb(after.total)} MB (anon ${mb(after.anon)}, ` +
