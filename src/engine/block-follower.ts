@@ -10,7 +10,8 @@ import { createFinality } from '../chain/finality.ts'
 import { createLookahead } from './block-lookahead.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
 import { StoredWindow } from './stored-window.ts'
-import { insertChainBlock, saveChainBlock } from '../store/chain-blocks.ts'
+import { chainBlockInsert, saveChainBlock } from '../store/chain-blocks.ts'
+import type { WritePart } from '../store/completion-writes.ts'
 
 /** What the follower tells the engine, in chain order; the next event waits for the previous one. */
 export type FollowerEvent =
@@ -25,14 +26,14 @@ export type FollowerEvent =
   | { type: 'finalize'; finalized: bigint; head: bigint }
 
 /**
- * `record` on a block event writes the block as processed (`insertChainBlock`, under the lease `fence`):
+ * `record` on a block event writes the block as processed (`chainBlockInsert`, under the lease `fence`):
  * a sink that writes it in the transaction of the block's verdicts (one fence check, one commit for the
  * block) answers 'recorded', and the follower does not write it again. Never written when the sink failed.
  */
 export interface BlockRecord {
   fence: WriteFence | undefined
-  /** Inside a transaction that holds `fence` already. */
-  write(db: Db): Promise<void>
+  /** The block's insert, unexecuted, for a transaction that holds `fence` already (run with the verdicts' writes). */
+  insert(db: Db): WritePart
   /** On its own (a block without verdicts): one statement under `fence`. */
   save(): Promise<void>
 }
@@ -118,7 +119,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     const entry: WindowBlock = { number: block.number, hash: block.hash, parentHash: block.parentHash, timestamp: block.timestamp }
     const record: BlockRecord = {
       fence: deps.fence,
-      write: (db) => insertChainBlock(db, chain.name, entry),
+      insert: (db) => chainBlockInsert(db, chain.name, entry),
       save: () => saveChainBlock(deps.db, chain.name, entry, deps.fence),
     }
     const handled = await sink(

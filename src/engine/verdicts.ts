@@ -125,7 +125,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     for (const w of writes) deps.events.emit('completing', completedAs(w.tracking, w.completion, now))
     for (const [fence, group] of byFence) {
       const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored }))
-      const alsoWrite = record?.fence === fence ? record?.write : undefined
+      const alsoWrite = record?.fence === fence ? record?.insert : undefined
       if (alsoWrite) record = undefined
       const lease = deps.deliveries?.lease(now)
       const results = await completeTrackings(deps.db, requests, now, { fence, alsoWrite, lease })

@@ -35,7 +35,12 @@ export async function saveChainBlock(db: Db, chain: string, block: WindowBlock, 
 
 /** The statement of `saveChainBlock`, for a transaction that holds the fence already (a block's verdicts). */
 export async function insertChainBlock(db: Db, chain: string, block: WindowBlock): Promise<void> {
-  await db
+  await chainBlockInsert(db, chain, block).execute()
+}
+
+/** The insert of `insertChainBlock`, unexecuted (a part of a completion's one statement, completion-writes.ts). */
+export function chainBlockInsert(db: Db, chain: string, block: WindowBlock) {
+  return db
     .insertInto('chain_blocks')
     .values({ chain, number: block.number, hash: block.hash, parent_hash: block.parentHash, timestamp: block.timestamp })
     .onConflict((oc) =>
@@ -45,7 +50,6 @@ export async function insertChainBlock(db: Db, chain: string, block: WindowBlock
         timestamp: block.timestamp,
       }),
     )
-    .execute()
 }
 
 /** A reorg: the blocks above the common ancestor are no longer canonical. */

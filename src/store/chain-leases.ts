@@ -76,11 +76,16 @@ export async function findLease(db: Db, chain: string) {
  * database after 5 s idle in the transaction.
  */
 export async function holdFence(trx: Db, fence: WriteFence): Promise<void> {
-  const result = await sql`
+  const result = await fenceHold(fence).execute(trx)
+  if (result.rows.length === 0) throw new LeadershipLostError(fence.chain)
+}
+
+/** The query of `holdFence`: one row while the lease is this one (a part of a larger statement, complete-tracking.ts). */
+export function fenceHold(fence: WriteFence) {
+  return sql`
     SELECT set_config('idle_in_transaction_session_timeout', '5000', true) FROM chain_leases
     WHERE chain = ${fence.chain} AND holder = ${fence.holder} AND token = ${fence.token} AND expires_at > now()
-    FOR SHARE`.execute(trx)
-  if (result.rows.length === 0) throw new LeadershipLostError(fence.chain)
+    FOR SHARE`
 }
 
 /** Runs `work` under the fence when one is given (the follower's writes), as it is otherwise. */

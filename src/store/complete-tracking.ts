@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
 import type { FailedReason, Tracking } from '../domain/tracking.ts'
-import { holdFence, type WriteFence } from './chain-leases.ts'
+import { fenceHold, holdFence, LeadershipLostError, type WriteFence } from './chain-leases.ts'
+import { writeCompletions, type StatusUpdate, type WritePart } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'
-import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
-import { insertSuccessWatches, type SuccessWatch } from './success-watches.ts'
-import { deleteMatches } from './tracking-matches.ts'
-import { rowToTracking, type TrackingRow } from './trackings.ts'
+import { deliveryRowsInsert, newDeliveryRows, type DeliveryLease } from './delivery-rows.ts'
+import { successWatchesInsert, type SuccessWatch } from './success-watches.ts'
+import { matchesDelete } from './tracking-matches.ts'
 
 export type Completion =
   /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
@@ -54,16 +54,17 @@ export interface Completed {
 export interface CompletionOptions {
   /** The chain follower's lease: nothing is written unless this node still holds it. */
   fence?: WriteFence
-  /** Written in the same transaction (the block the verdicts were judged on, as processed). */
-  alsoWrite?: (trx: Db) => Promise<void>
+  /** Written with the completions (the block the verdicts were judged on, as processed). */
+  alsoWrite?: (trx: Db) => WritePart
   /** The delivery rows are inserted claimed by this worker (a hand-off, delivery-rows.ts). */
   lease?: DeliveryLease
 }
 
 /**
- * Completes several trackings in one transaction (a block's verdicts): one lease check, one lock
- * read and one delivery insert for all of them, which on the embedded database (one connection,
- * every transaction in turn) is most of a paying block's time. Results in the order of `requests`.
+ * Completes several trackings in one transaction (a block's verdicts): one statement checks the lease
+ * and locks the rows, one writes everything (completion-writes.ts); on the embedded database (one
+ * connection, every statement a turn of the main thread) these are most of a paying block's time. Results
+ * in the order of `requests`.
  * Rows are locked in id order, then their links in id order, as every completion does, so two
  * batches never wait on each other in a circle.
  */
@@ -76,15 +77,8 @@ export async function completeTrackings(
   const { fence, alsoWrite, lease } = options
   if (requests.length === 0) return []
   return db.transaction().execute(async (trx) => {
-    if (fence) await holdFence(trx, fence)
     const ids = [...new Set(requests.map((r) => r.id))].sort()
-    const rows = await trx
-      .selectFrom('trackings')
-      .select(['id', 'status', 'link_id', 'callback'])
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .forUpdate()
-      .execute()
+    const rows = await lockForCompletion(trx, ids, fence)
     const current = new Map(rows.map((row) => [row.id, row]))
     const taken = await identitiesTaken(trx, requests)
     const linkIds = [
@@ -101,13 +95,14 @@ export async function completeTrackings(
     const completed = new Set<string>()
     const updates: StatusUpdate[] = []
     const watches: SuccessWatch[] = []
+    const dropped = new Set(requests.filter((r) => r.dropMatch).map((r) => r.id))
     for (const { id, completion } of requests) {
       const row = current.get(id)
       if (!row || row.status !== 'pending' || completed.has(id)) continue
       if (taken.has(id)) {
         // The account already tracks this transaction's (sender, nonce): the transaction is that
         // tracking's, not this one's payment. It stays pending and is searched for again.
-        await deleteMatches(trx, [id])
+        dropped.add(id)
         continue
       }
       completed.add(id)
@@ -125,29 +120,25 @@ export async function completeTrackings(
         watches.push({ trackingId: id, transaction: completion.transaction, ...completion.inclusion })
       }
     }
-    // One statement for every status change and one for the watches: on the embedded database each
-    // statement is a turn of its one connection, and a block's ten verdicts were twenty of them.
-    const updated = await updateStatuses(trx, updates, now)
-    await insertSuccessWatches(trx, watches, now)
-    const withCallback = [...completed].filter((id) => current.get(id)!.callback)
-    const inserted = await insertDeliveries(
-      trx,
-      withCallback.map((trackingId) => ({ trackingId, reason: 'completed' })),
+    const deliveries = newDeliveryRows(
+      [...completed].filter((id) => current.get(id)!.callback).map((trackingId) => ({ trackingId, reason: 'completed' as const })),
       now,
       lease,
     )
-    const deliveryOf = new Map(inserted.map((row) => [row.tracking_id, row.id]))
+    const parts: WritePart[] = []
+    if (watches.length > 0) parts.push(successWatchesInsert(trx, watches, now))
+    if (deliveries.length > 0) parts.push(deliveryRowsInsert(trx, deliveries))
+    if (dropped.size > 0) parts.push(matchesDelete(trx, [...dropped]))
+    if (alsoWrite) parts.push(alsoWrite(trx))
+    const updated = await writeCompletions(trx, updates, parts, now)
+    const deliveryOf = new Map(deliveries.map((row) => [row.tracking_id, row.id!]))
     const answered = new Set<string>()
-    const results = requests.map((request): Completed | undefined => {
+    return requests.map((request): Completed | undefined => {
       if (answered.has(request.id)) return undefined
       answered.add(request.id)
       const tracking = updated.get(request.id)
       return tracking && { tracking, deliveryId: deliveryOf.get(request.id) ?? null }
     })
-    const dropped = requests.filter((r) => r.dropMatch).map((r) => r.id)
-    await deleteMatches(trx, dropped)
-    await alsoWrite?.(trx)
-    return results
   })
 }
 
@@ -188,33 +179,21 @@ async function confirmedTime(trx: Db, linkId: string | null, now: Date, latestOf
   return new Date(at)
 }
 
-interface StatusUpdate {
-  id: string
-  status: 'success' | 'failed'
-  failedReason: FailedReason | null
-  /** Null: the tracking's transaction stays as it is. */
-  transaction: string | null
-  /** A nonce-less tracking's paying sender and nonce (null: they stay as they are). */
-  sender: string | null
-  nonce: string | null
-  confirmedAt: Date | null
-}
-
-/** The status changes of a batch in one UPDATE … FROM (VALUES …); the updated trackings by id. */
-async function updateStatuses(trx: Db, updates: StatusUpdate[], now: Date): Promise<Map<string, Tracking>> {
-  if (updates.length === 0) return new Map()
-  const values = sql.join(
-    updates.map(
-      (u) =>
-        sql`(${u.id}::text, ${u.status}::text, ${u.failedReason}::text, ${u.transaction}::text, ${u.sender}::text, ${u.nonce}::numeric, ${u.confirmedAt}::timestamptz)`,
-    ),
-  )
-  const { rows } = await sql<TrackingRow>`
-    UPDATE trackings AS t
-    SET status = v.status, failed_reason = v.failed_reason, "transaction" = COALESCE(v."transaction", t."transaction"),
-      sender = COALESCE(v.sender, t.sender), nonce = COALESCE(v.nonce, t.nonce), confirmed_at = v.confirmed_at, updated_at = ${now}
-    FROM (VALUES ${values}) AS v(id, status, failed_reason, "transaction", sender, nonce, confirmed_at)
-    WHERE t.id = v.id
-    RETURNING t.*`.execute(trx)
-  return new Map(rows.map((row) => [row.id, rowToTracking(row)]))
+/**
+ * The lease check and the lock of the batch's rows (in id order) as one statement: the lease row is
+ * read `FOR SHARE` beside them (holdFence's query), and each row says whether it was found.
+ */
+async function lockForCompletion(trx: Db, ids: string[], fence: WriteFence | undefined) {
+  const { rows } = await sql<{ id: string; status: string; link_id: string | null; callback: string | null; fenced: number }>`
+    ${fence ? sql`WITH fence AS (${fenceHold(fence)})` : sql``}
+    SELECT id, status, link_id, callback, ${fence ? sql`(SELECT count(*) FROM fence)::int` : sql`1`} AS fenced
+    FROM trackings WHERE id = ANY(${ids}::text[])
+    ORDER BY id
+    FOR UPDATE`.execute(trx)
+  if (fence) {
+    // No row: nothing said whether the lease holds (the block record may still be written).
+    if (rows.length === 0) await holdFence(trx, fence)
+    else if (rows[0]!.fenced === 0) throw new LeadershipLostError(fence.chain)
+  }
+  return rows
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import type { Insertable, Selectable } from 'kysely'
 import type { Db } from './infrastructure/database.ts'
 import { newId } from './ids.ts'
 import type { DeliveriesTable, RedeliveryRequester } from './schema.ts'
@@ -30,27 +30,33 @@ export async function insertDeliveries(
   lease?: DeliveryLease,
 ): Promise<Selectable<DeliveriesTable>[]> {
   if (deliveries.length === 0) return []
-  return db
-    .insertInto('deliveries')
-    .values(
-      deliveries.map((delivery) => {
-        const skipped = delivery.reason === 'event' && delivery.skipped
-        return {
-          id: newId(),
-          tracking_id: delivery.trackingId,
-          reason: delivery.reason,
-          event: delivery.reason === 'event' ? delivery.event : null,
-          requested_by: delivery.reason === 'redeliver' ? delivery.requestedBy : null,
-          state: skipped ? ('skipped' as const) : ('due' as const),
-          finished_at: skipped ? now : null,
-          next_attempt_at: lease && !skipped ? lease.until : now,
-          ...(lease && !skipped ? { claimed_by: lease.claim, claimed_at: now, locked_until: lease.until } : {}),
-          due_at: now,
-          created_at: now,
-          updated_at: now,
-        }
-      }),
-    )
+  return deliveryRowsInsert(db, newDeliveryRows(deliveries, now, lease))
     .returningAll()
     .execute()
+}
+
+/** The rows `insertDeliveries` writes, ids included (a caller that composes the insert into a larger statement knows them before it runs). */
+export function newDeliveryRows(deliveries: readonly NewDelivery[], now: Date, lease?: DeliveryLease): Insertable<DeliveriesTable>[] {
+  return deliveries.map((delivery) => {
+    const skipped = delivery.reason === 'event' && delivery.skipped
+    return {
+      id: newId(),
+      tracking_id: delivery.trackingId,
+      reason: delivery.reason,
+      event: delivery.reason === 'event' ? delivery.event : null,
+      requested_by: delivery.reason === 'redeliver' ? delivery.requestedBy : null,
+      state: skipped ? ('skipped' as const) : ('due' as const),
+      finished_at: skipped ? now : null,
+      next_attempt_at: lease && !skipped ? lease.until : now,
+      ...(lease && !skipped ? { claimed_by: lease.claim, claimed_at: now, locked_until: lease.until } : {}),
+      due_at: now,
+      created_at: now,
+      updated_at: now,
+    }
+  })
+}
+
+/** The insert of rows made by `newDeliveryRows`, unexecuted (a part of a completion's one statement, completion-writes.ts). */
+export function deliveryRowsInsert(db: Db, rows: Insertable<DeliveriesTable>[]) {
+  return db.insertInto('deliveries').values(rows)
 }

@@ -24,7 +24,12 @@ export async function insertSuccessWatch(db: Db, watch: SuccessWatch, now: Date)
 /** Several watches in one statement (a block's successes). */
 export async function insertSuccessWatches(db: Db, watches: readonly SuccessWatch[], now: Date): Promise<void> {
   if (watches.length === 0) return
-  await db
+  await successWatchesInsert(db, watches, now).execute()
+}
+
+/** The insert of `insertSuccessWatches`, unexecuted (a part of a completion's one statement, completion-writes.ts). */
+export function successWatchesInsert(db: Db, watches: readonly SuccessWatch[], now: Date) {
+  return db
     .insertInto('success_watches')
     .values(
       watches.map((watch) => ({
@@ -37,7 +42,6 @@ export async function insertSuccessWatches(db: Db, watches: readonly SuccessWatc
       })),
     )
     .onConflict((oc) => oc.column('tracking_id').doNothing())
-    .execute()
 }
 
 const toWatch = (row: {

@@ -160,7 +160,12 @@ export async function saveMatch(db: Db, match: TrackingMatch, now: Date, fence?:
 
 export async function deleteMatches(db: Db, trackingIds: string[], fence?: WriteFence): Promise<void> {
   if (trackingIds.length === 0) return
-  await fenced(db, fence, (db) => db.deleteFrom('tracking_matches').where('tracking_id', 'in', trackingIds).execute())
+  await fenced(db, fence, (db) => matchesDelete(db, trackingIds).execute())
+}
+
+/** The delete of `deleteMatches`, unexecuted (a part of a completion's one statement, completion-writes.ts). */
+export function matchesDelete(db: Db, trackingIds: readonly string[]) {
+  return db.deleteFrom('tracking_matches').where('tracking_id', 'in', trackingIds)
 }
 
 /** A reorg dropped the blocks above `number`: their trackings are searched for again. Returns their ids. */

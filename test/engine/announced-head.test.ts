@@ -121,7 +121,7 @@ test("the sink hears of the next block's header before the block is read, and ma
       seen.push({ block: event.block.number, preparedBefore: prepared.includes(event.block.number) })
       if (fail) throw new Error('the block could not be handled')
       // Recorded in the sink's own transaction, as the verdicts' round does.
-      await database.db.transaction().execute((trx) => event.record!.write(trx))
+      await database.db.transaction().execute((trx) => event.record!.insert(trx).execute())
       return 'recorded'
     },
   })

@@ -3,7 +3,10 @@
 // delivery row each, stored matches go — and one failure writes none of them.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { sql, type KyselyPlugin } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
+import { chainBlockInsert } from '../../src/store/chain-blocks.ts'
+import { acquireLease, LeadershipLostError } from '../../src/store/chain-leases.ts'
 import { completeTrackings } from '../../src/store/complete-tracking.ts'
 import { createLink } from '../../src/store/links.ts'
 import { saveMatch } from '../../src/store/tracking-matches.ts'
@@ -97,24 +100,49 @@ test('one failing write in a batch writes none of it', async () => {
   assert.equal((await db.selectFrom('deliveries').select('id').where('tracking_id', '=', first.id).execute()).length, 0)
 })
 
-test("under a worker's lease, the delivery rows are that worker's from their first moment, and the block record goes in the same transaction", async () => {
-  const db = database.db
-  const account = await createAccount(db, 'handoff')
-  const paid = await insertTestTracking(db, account.id, { callback: 'https://merchant.example/h' })
-  const silent = await insertTestTracking(db, account.id, { callback: null })
+/** Counts the statements run through a database handle (BEGIN and COMMIT are the driver's, not counted). */
+function countingStatements() {
+  const counted = { statements: 0 }
+  const plugin: KyselyPlugin = {
+    // Once per query run (parts built into a larger statement are transformed too, but not run).
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      counted.statements++
+      return args.result
+    },
+  }
+  return { counted, plugin }
+}
+
+const block = (number: bigint) => ({
+  number,
+  hash: randomHash() as `0x${string}`,
+  parentHash: randomHash() as `0x${string}`,
+  timestamp: 1_700_000_000n + number,
+})
+
+test("under a worker's lease and the chain's, a block's verdicts take two statements: the delivery rows are that worker's from their first moment, and the block record goes with them", async () => {
+  const account = await createAccount(database.db, 'handoff')
+  const paid = await insertTestTracking(database.db, account.id, { callback: 'https://merchant.example/h' })
+  const silent = await insertTestTracking(database.db, account.id, { callback: null })
+  const token = await acquireLease(database.db, 'handoff-chain', 'node-a', { ttlMs: 60_000, exclusive: false })
+  const fence = { chain: 'handoff-chain', holder: 'node-a', token: token! }
   const now = new Date('2026-11-25T13:00:00.000Z')
   const lease = { claim: 'worker-a:claim-1', until: new Date('2026-11-25T13:01:00.000Z') }
-  const written: string[] = []
+  const { counted, plugin } = countingStatements()
   const results = await completeTrackings(
-    db,
+    database.db.withPlugin(plugin),
     [
-      { id: paid.id, completion: success() },
+      { id: paid.id, completion: success(), dropMatch: true },
       { id: silent.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } },
     ],
     now,
-    { lease, alsoWrite: async () => void written.push('block') },
+    { lease, fence, alsoWrite: (trx) => chainBlockInsert(trx, 'handoff-chain', block(7n)) },
   )
-  assert.deepEqual(written, ['block'])
+  // The lease check with the rows' lock, then every write in one: on the embedded database each is a turn of the main thread.
+  assert.equal(counted.statements, 2)
+  const db = database.db
+  assert.equal((await db.selectFrom('chain_blocks').select('number').where('chain', '=', 'handoff-chain').execute()).length, 1)
   assert.equal(results[1]!.deliveryId, null, 'no callback, no delivery row')
   const row = await db.selectFrom('deliveries').selectAll().where('tracking_id', '=', paid.id).executeTakeFirstOrThrow()
   assert.equal(results[0]!.deliveryId, row.id)
@@ -123,4 +151,27 @@ test("under a worker's lease, the delivery rows are that worker's from their fir
   // Not due for any other worker's claim until the lease ends (a worker that died with it in hand).
   assert.equal(new Date(row.next_attempt_at).toISOString(), lease.until.toISOString())
   assert.equal(row.state, 'due')
+})
+
+test("a node that lost the chain's lease writes none of a block's verdicts, nor the block", async () => {
+  const db = database.db
+  const account = await createAccount(db, 'fenced')
+  const tracking = await insertTestTracking(db, account.id, { callback: 'https://merchant.example/f' })
+  const token = await acquireLease(db, 'fenced-chain', 'node-a', { ttlMs: 60_000, exclusive: false })
+  await sql`UPDATE chain_leases SET expires_at = now() - interval '1 second' WHERE chain = 'fenced-chain'`.execute(db)
+  const fence = { chain: 'fenced-chain', holder: 'node-a', token: token! }
+  const write = (ids: string[]) =>
+    completeTrackings(
+      db,
+      ids.map((id) => ({ id, completion: success() })),
+      new Date(),
+      { fence, alsoWrite: (trx) => chainBlockInsert(trx, 'fenced-chain', block(3n)) },
+    )
+  await assert.rejects(write([tracking.id]), LeadershipLostError)
+  // No row to lock: the lease is still checked before the block is recorded.
+  await assert.rejects(write(['no-such-tracking']), LeadershipLostError)
+  const row = await db.selectFrom('trackings').select('status').where('id', '=', tracking.id).executeTakeFirstOrThrow()
+  assert.equal(row.status, 'pending')
+  assert.equal((await db.selectFrom('deliveries').select('id').where('tracking_id', '=', tracking.id).execute()).length, 0)
+  assert.equal((await db.selectFrom('chain_blocks').select('number').where('chain', '=', 'fenced-chain').execute()).length, 0)
 })
