@@ -131,12 +131,13 @@ try {
 
   // The engine on a query-counting view of the database.
   let queries = 0
+  // Counted as they return: a builder composed into a larger statement is transformed, but not run.
   const counting: KyselyPlugin = {
-    transformQuery: (args) => {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
       queries++
-      return args.node
+      return args.result
     },
-    transformResult: async (args) => args.result,
   }
   // Waiting is event-driven (no busy loop competing with the engine for the CPU).
   const waiters = new Set<() => void>()

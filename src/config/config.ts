@@ -135,7 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     priceCacheMs: int('PAYWATCH_PRICE_CACHE_MS', 'priceCacheMs', 30_000, 0, 86_400_000),
     preparedStatements: bool('PAYWATCH_PREPARED_STATEMENTS', 'preparedStatements', true),
-    embeddedSharedBuffersMb: int('PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB', 'embeddedSharedBuffersMb', 32, 1, 4096),
+    embeddedSharedBuffersMb: int('PAYWATCH_EMBEDDED_SHARED_BUFFERS_MB', 'embeddedSharedBuffersMb', 16, 1, 4096),
     cableMaxConnections: int('PAYWATCH_CABLE_MAX_CONNECTIONS', 'cableMaxConnections', 10_000, 1, 1_000_000),
     cableMaxConnectionsPerAddress: int('PAYWATCH_CABLE_MAX_CONNECTIONS_PER_ADDRESS', 'cableMaxConnectionsPerAddress', 100, 1, 1_000_000),
     cableConnectBurst: int('PAYWATCH_CABLE_CONNECT_BURST', 'cableConnectBurst', 100, 1, 1_000_000),

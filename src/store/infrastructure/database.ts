@@ -31,7 +31,7 @@ export interface DatabaseOptions {
   /** Sees the SQL of every query (tests count them). */
   onQuery?: (sql: string) => void
   /**
-   * Embedded only: PostgreSQL's shared_buffers in MB (default 32). PGlite keeps them in its
+   * Embedded only: PostgreSQL's shared_buffers in MB (default 16). PGlite keeps them in its
    * WebAssembly memory, which never shrinks: its own default (128 MB) is most of the embedded
    * service's RSS beyond the compiled engine.
    */
@@ -82,7 +82,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   let pglite: PGlite
   try {
     pglite = await PGlite.create(dataPath, {
-      postgresqlconf: [`shared_buffers = ${options.embeddedSharedBuffersMb ?? 32}MB`],
+      postgresqlconf: [`shared_buffers = ${options.embeddedSharedBuffersMb ?? 16}MB`],
     })
   } catch (error) {
     lock?.release()
