@@ -181,7 +181,7 @@ async function confirmedTime(trx: Db, linkId: string | null, now: Date, latestOf
 
 /**
  * The lease check and the lock of the batch's rows (in id order) as one statement: the lease row is
- * read `FOR SHARE` beside them (holdFence's query), and each row says whether it was found.
+ * read `FOR SHARE` beside them (holdFence's query), and every row carries whether it was there.
  */
 async function lockForCompletion(trx: Db, ids: string[], fence: WriteFence | undefined) {
   const { rows } = await sql<{ id: string; status: string; link_id: string | null; callback: string | null; fenced: number }>`
