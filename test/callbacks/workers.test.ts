@@ -199,3 +199,49 @@ test("a verdict's delivery inserted under the worker's lease is attempted as it 
   await worker.stop()
   assert.equal(worker.handoff.lease(new Date()), undefined, 'a stopped worker takes nothing')
 })
+
+test('a handed-off delivery whose worker died before sending it is claimed by another worker once its lease ends', async () => {
+  const database = await createTestDatabase()
+  cleanups.push(() => database.close())
+  const receiver = await startReceiver(() => ({ status: 200 }))
+  cleanups.push(() => receiver.close())
+  const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
+  cleanups.push(async () => sender.close())
+  const account = await createAccount(database.db, 'orphaned-hand-off')
+  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/orphaned` })
+  // The dead worker's lease: the row committed under it, and the worker was gone before it took it.
+  const now = new Date()
+  const lease = { claim: 'dead-worker:claim-1', until: new Date(now.getTime() + 60_000) }
+  const [done] = await completeTrackings(
+    database.db,
+    [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
+    now,
+    { lease },
+  )
+  assert.ok(done?.deliveryId)
+  // While the lease lasts, no other worker's claim takes the row.
+  const claimAt = (at: Date) => claimDueDeliveries(database.db, { now: at, leaseUntil: at, limit: 10, claim: 'another' })
+  assert.equal((await claimAt(new Date(lease.until.getTime() - 1))).length, 0)
+  // After it, another worker's first claim (at its start) takes it and sends it.
+  const afterLease = new Date(lease.until.getTime() + 1_000)
+  const worker = createDeliveryWorker({
+    db: database.db,
+    clock: () => afterLease,
+    logger: pino({ level: 'silent' }),
+    signer: await createCallbackSigner(database.db, null),
+    sender,
+    events: createTrackingEvents(),
+    metrics: createCallbackMetrics(createMetrics().registry, database.db, () => afterLease),
+    timeoutMs: 5000,
+    pollMs: 3_600_000,
+    name: 'survivor',
+  })
+  worker.start()
+  await receiver.waitFor(1, 10_000)
+  assert.equal(receiver.received[0]!.headers['x-delivery-id'], done.deliveryId)
+  await eventually(async () => {
+    const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', done.deliveryId!).executeTakeFirst()
+    return row?.state === 'delivered'
+  })
+  await worker.stop()
+})
