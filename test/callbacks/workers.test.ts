@@ -15,6 +15,7 @@ import { createAccount } from '../../src/store/accounts.ts'
 import { completeTrackings } from '../../src/store/complete-tracking.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
 import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, markSending } from '../../src/store/deliveries.ts'
+import type { DeliveryLease } from '../../src/store/delivery-rows.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, testDatabaseUrl } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startTestService } from '../support/service.ts'
@@ -150,98 +151,89 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
   assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
 })
 
-test("a verdict's delivery inserted under the worker's lease is attempted as it commits, without a claim or a wake", async () => {
+/**
+ * One pending tracking whose callback goes to a live receiver, and a delivery worker on the same database
+ * (named `name`, on `clock`, with no poll within a test): the hand-off tests' common ground.
+ */
+async function handOffFixture(name: string) {
   const database = await createTestDatabase()
   cleanups.push(() => database.close())
   const receiver = await startReceiver(() => ({ status: 200 }))
   cleanups.push(() => receiver.close())
   const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
   cleanups.push(async () => sender.close())
-  const account = await createAccount(database.db, 'hand-off')
-  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/handed` })
-  const worker = createDeliveryWorker({
-    db: database.db,
-    clock: systemClock,
-    logger: pino({ level: 'silent' }),
-    signer: await createCallbackSigner(database.db, null),
-    sender,
-    events: createTrackingEvents(),
-    metrics: createCallbackMetrics(createMetrics().registry, database.db, systemClock),
-    timeoutMs: 5000,
-    // No poll comes within the test: only the hand-off can deliver.
-    pollMs: 3_600_000,
-    name: 'hand-off',
-  })
+  const account = await createAccount(database.db, name)
+  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/${name}` })
+  const signer = await createCallbackSigner(database.db, null)
+  const workerOn = (clock: () => Date) =>
+    createDeliveryWorker({
+      db: database.db,
+      clock,
+      logger: pino({ level: 'silent' }),
+      signer,
+      sender,
+      events: createTrackingEvents(),
+      metrics: createCallbackMetrics(createMetrics().registry, database.db, clock),
+      timeoutMs: 5000,
+      pollMs: 3_600_000,
+      name,
+    })
+  /** The tracking failed under `lease`: its delivery row is that lease's. */
+  const complete = async (now: Date, lease: DeliveryLease) => {
+    const [done] = await completeTrackings(
+      database.db,
+      [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
+      now,
+      { lease },
+    )
+    assert.ok(done?.deliveryId)
+    return { ...done, deliveryId: done.deliveryId }
+  }
+  const delivered = async (deliveryId: string) => {
+    await receiver.waitFor(1, 10_000)
+    assert.equal(receiver.received[0]!.headers['x-delivery-id'], deliveryId)
+    await eventually(async () => {
+      const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', deliveryId).executeTakeFirst()
+      return row?.state === 'delivered'
+    })
+  }
+  return { database, tracking, workerOn, complete, delivered }
+}
+
+test("a verdict's delivery inserted under the worker's lease is attempted as it commits, without a claim or a wake", async () => {
+  const { database, tracking, workerOn, complete, delivered } = await handOffFixture('hand-off')
+  // No poll comes within the test: only the hand-off can deliver.
+  const worker = workerOn(systemClock)
   assert.equal(worker.handoff.lease(new Date()), undefined, 'a worker not started takes nothing')
   // Its first claim may run at any point: a row under the worker's lease is not due for any claim.
   worker.start()
   const now = new Date()
   const lease = worker.handoff.lease(now)
   assert.ok(lease)
-  const [done] = await completeTrackings(
-    database.db,
-    [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
-    now,
-    { lease },
-  )
-  assert.ok(done?.deliveryId)
+  const done = await complete(now, lease)
   // Not due for a claim (its lease is the worker's): only the hand-off sends it.
   assert.equal((await claimDueDeliveries(database.db, { now, leaseUntil: now, limit: 10, claim: 'someone-else' })).length, 0)
   worker.handoff.take([
     { id: done.deliveryId, trackingId: tracking.id, attempts: 0, claim: lease.claim, tracking: done.tracking, event: null },
   ])
-  await receiver.waitFor(1, 10_000)
-  assert.equal(receiver.received[0]!.headers['x-delivery-id'], done.deliveryId)
-  await eventually(async () => {
-    const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', done.deliveryId!).executeTakeFirst()
-    return row?.state === 'delivered'
-  })
+  await delivered(done.deliveryId)
   await worker.stop()
   assert.equal(worker.handoff.lease(new Date()), undefined, 'a stopped worker takes nothing')
 })
 
 test('a handed-off delivery whose worker died before sending it is claimed by another worker once its lease ends', async () => {
-  const database = await createTestDatabase()
-  cleanups.push(() => database.close())
-  const receiver = await startReceiver(() => ({ status: 200 }))
-  cleanups.push(() => receiver.close())
-  const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
-  cleanups.push(async () => sender.close())
-  const account = await createAccount(database.db, 'orphaned-hand-off')
-  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/orphaned` })
+  const { database, workerOn, complete, delivered } = await handOffFixture('orphaned-hand-off')
   // The dead worker's lease: the row committed under it, and the worker was gone before it took it.
   const now = new Date()
   const lease = { claim: 'dead-worker:claim-1', until: new Date(now.getTime() + 60_000) }
-  const [done] = await completeTrackings(
-    database.db,
-    [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
-    now,
-    { lease },
-  )
-  assert.ok(done?.deliveryId)
+  const done = await complete(now, lease)
   // While the lease lasts, no other worker's claim takes the row.
   const claimAt = (at: Date) => claimDueDeliveries(database.db, { now: at, leaseUntil: at, limit: 10, claim: 'another' })
   assert.equal((await claimAt(new Date(lease.until.getTime() - 1))).length, 0)
   // After it, another worker's first claim (at its start) takes it and sends it.
   const afterLease = new Date(lease.until.getTime() + 1_000)
-  const worker = createDeliveryWorker({
-    db: database.db,
-    clock: () => afterLease,
-    logger: pino({ level: 'silent' }),
-    signer: await createCallbackSigner(database.db, null),
-    sender,
-    events: createTrackingEvents(),
-    metrics: createCallbackMetrics(createMetrics().registry, database.db, () => afterLease),
-    timeoutMs: 5000,
-    pollMs: 3_600_000,
-    name: 'survivor',
-  })
+  const worker = workerOn(() => afterLease)
   worker.start()
-  await receiver.waitFor(1, 10_000)
-  assert.equal(receiver.received[0]!.headers['x-delivery-id'], done.deliveryId)
-  await eventually(async () => {
-    const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', done.deliveryId!).executeTakeFirst()
-    return row?.state === 'delivered'
-  })
+  await delivered(done.deliveryId)
   await worker.stop()
 })
