@@ -195,12 +195,14 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       state.lastError = undefined
       return true
     }
-    // The head is the block right after ours: what its judging reads besides its transactions starts now.
-    if (win.tip && head.number === win.tip.number + 1n && head.parentHash.toLowerCase() === win.tip.hash.toLowerCase()) deps.prepare?.(head)
     const ahead = createLookahead(reader, head.number)
     if (win.tip) ahead.from(win.tip.number + 1n, maxBlocks)
     // Read once per sync, before the blocks, so that each block is judged with it.
-    const finalizedNow = await finality.at(head.number)
+    const finalizedRead = finality.at(head.number)
+    // The head is the block right after ours: what its judging reads besides its transactions starts now, after
+    // the block's own request (a node may answer requests in turn, as Anvil does: the block is what everything waits for).
+    if (win.tip && head.number === win.tip.number + 1n && head.parentHash.toLowerCase() === win.tip.hash.toLowerCase()) deps.prepare?.(head)
+    const finalizedNow = await finalizedRead
     const finalized = () => (finalizedNow !== undefined && finalizedNow > state.finalized ? finalizedNow : state.finalized)
     let processed = 0
     let limited = false
