@@ -60,25 +60,33 @@ export async function webhookSecretsOf(
 ): Promise<Map<string, WebhookSecretSet>> {
   if (owners.length === 0) return new Map()
   const unique = [...new Map(owners.map((o) => [o.owner, o])).values()]
-  await db
-    .insertInto('webhook_secrets')
-    .values(
-      unique.map((o) => {
-        const secret = newWebhookSecret()
-        return { owner: o.owner, account_id: o.accountId, secret: secretsKey ? seal(secret, secretsKey) : secret, created_at: now }
-      }),
-    )
-    .onConflict((oc) => oc.column('owner').doNothing())
-    .execute()
-  const rows = await db
-    .selectFrom('webhook_secrets')
-    .select(['owner', 'secret', 'previous_secret', 'previous_until'])
-    .where(
-      'owner',
-      'in',
-      unique.map((o) => o.owner),
-    )
-    .execute()
+  const read = () =>
+    db
+      .selectFrom('webhook_secrets')
+      .select(['owner', 'secret', 'previous_secret', 'previous_until'])
+      .where(
+        'owner',
+        'in',
+        unique.map((o) => o.owner),
+      )
+      .execute()
+  // Read first: an owner has its secret from its first callback on, so the insert (and a second read) is the exception.
+  let rows = await read()
+  const found = new Set(rows.map((row) => row.owner))
+  const missing = unique.filter((o) => !found.has(o.owner))
+  if (missing.length > 0) {
+    await db
+      .insertInto('webhook_secrets')
+      .values(
+        missing.map((o) => {
+          const secret = newWebhookSecret()
+          return { owner: o.owner, account_id: o.accountId, secret: secretsKey ? seal(secret, secretsKey) : secret, created_at: now }
+        }),
+      )
+      .onConflict((oc) => oc.column('owner').doNothing())
+      .execute()
+    rows = await read()
+  }
   return new Map(
     rows.map((row) => [
       row.owner,
