@@ -40,21 +40,27 @@ export async function recordEndpointHealth(
     byEndpoint.set(key, { ...attempt, gone: attempt.gone || (seen?.gone ?? false) })
   }
   const endpoints = [...byEndpoint.values()]
+  const values = endpoints.map(
+    (e) =>
+      sql`(${e.accountId}::text, ${e.url}::text, ${e.succeeded ? null : now}::timestamptz, ${e.succeeded ? now : null}::timestamptz, ${now}::timestamptz)`,
+  )
+  const noteStreaks = (db: Db) =>
+    sql`
+    INSERT INTO webhook_endpoints AS e (account_id, url, failing_since, last_success_at, updated_at)
+    VALUES ${sql.join(values)}
+    ON CONFLICT (account_id, url) DO UPDATE SET
+      failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN NULL ELSE COALESCE(e.failing_since, excluded.failing_since) END,
+      last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
+      updated_at = excluded.updated_at`.execute(db)
+  const failing = endpoints.filter((e) => !e.succeeded || e.gone)
+  // Nothing failed (the usual batch): one statement, no transaction around it (on the embedded
+  // database each statement is a turn of the main thread).
+  if (failing.length === 0) {
+    await noteStreaks(db)
+    return []
+  }
   return db.transaction().execute(async (trx) => {
-    const values = endpoints.map(
-      (e) =>
-        sql`(${e.accountId}::text, ${e.url}::text, ${e.succeeded ? null : now}::timestamptz, ${e.succeeded ? now : null}::timestamptz, ${now}::timestamptz)`,
-    )
-    await sql`
-      INSERT INTO webhook_endpoints AS e (account_id, url, failing_since, last_success_at, updated_at)
-      VALUES ${sql.join(values)}
-      ON CONFLICT (account_id, url) DO UPDATE SET
-        failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN NULL ELSE COALESCE(e.failing_since, excluded.failing_since) END,
-        last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
-        updated_at = excluded.updated_at`.execute(trx)
-
-    const failing = endpoints.filter((e) => !e.succeeded || e.gone)
-    if (failing.length === 0) return []
+    await noteStreaks(trx)
     const limit = new Date(now.getTime() - disableAfterMs)
     const candidates = failing.map((e) => sql`(${e.accountId}::text, ${e.url}::text, ${e.gone}::boolean)`)
     const disabled = await sql<{ account_id: string; url: string; disabled_reason: string; gone: boolean }>`
