@@ -124,7 +124,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     // Their callbacks are signed while the transaction runs (a signature takes about as long as the write).
     for (const w of writes) deps.events.emit('completing', completedAs(w.tracking, w.completion, now))
     for (const [fence, group] of byFence) {
-      const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored }))
+      const requests = group.map((w) => ({ id: w.tracking.id, completion: w.completion, dropMatch: w.stored, asRead: w.tracking }))
       const alsoWrite = record?.fence === fence ? record?.insert : undefined
       if (alsoWrite) record = undefined
       const lease = deps.deliveries?.lease(now)

@@ -3,9 +3,10 @@ import type { FailedReason, Tracking } from '../domain/tracking.ts'
 import { fenceHold, holdFence, LeadershipLostError, type WriteFence } from './chain-leases.ts'
 import { writeCompletions, type StatusUpdate, type WritePart } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'
-import { deliveryRowsInsert, newDeliveryRows, type DeliveryLease } from './delivery-rows.ts'
-import { successWatchesInsert, type SuccessWatch } from './success-watches.ts'
-import { matchesDelete } from './tracking-matches.ts'
+import type { DeliveryLease } from './delivery-rows.ts'
+import type { SuccessWatch } from './success-watches.ts'
+import { completeAtOnce } from './complete-at-once.ts'
+import { completionParts, inRequestOrder, statusUpdateOf, watchOf } from './completion-parts.ts'
 
 export type Completion =
   /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
@@ -26,6 +27,11 @@ export interface CompletionRequest {
   id: string
   completion: Completion
   dropMatch?: boolean
+  /**
+   * The tracking as the caller read it while pending (its link and callback do not change). Given for
+   * every request of a batch, the batch may be written in one statement (complete-at-once.ts).
+   */
+  asRead?: Pick<Tracking, 'linkId' | 'callback'>
 }
 
 /**
@@ -63,7 +69,8 @@ export interface CompletionOptions {
 /**
  * Completes several trackings in one transaction (a block's verdicts): one statement checks the lease
  * and locks the rows, one writes everything (completion-writes.ts); on the embedded database (one
- * connection, every statement a turn of the main thread) these are most of a paying block's time. Results
+ * connection, every statement a turn of the main thread) these are most of a paying block's time. A
+ * batch read as it is written (complete-at-once.ts) takes one statement and no transaction. Results
  * in the order of `requests`.
  * Rows are locked in id order, then their links in id order, as every completion does, so two
  * batches never wait on each other in a circle.
@@ -76,6 +83,8 @@ export async function completeTrackings(
 ): Promise<(Completed | undefined)[]> {
   const { fence, alsoWrite, lease } = options
   if (requests.length === 0) return []
+  const atOnce = await completeAtOnce(db, requests, now, options)
+  if (atOnce) return atOnce
   return db.transaction().execute(async (trx) => {
     const ids = [...new Set(requests.map((r) => r.id))].sort()
     const rows = await lockForCompletion(trx, ids, fence)
@@ -96,7 +105,8 @@ export async function completeTrackings(
     const updates: StatusUpdate[] = []
     const watches: SuccessWatch[] = []
     const dropped = new Set(requests.filter((r) => r.dropMatch).map((r) => r.id))
-    for (const { id, completion } of requests) {
+    for (const request of requests) {
+      const { id, completion } = request
       const row = current.get(id)
       if (!row || row.status !== 'pending' || completed.has(id)) continue
       if (taken.has(id)) {
@@ -106,39 +116,14 @@ export async function completeTrackings(
         continue
       }
       completed.add(id)
-      const identity = completion.status === 'success' ? completion.identity : undefined
-      updates.push({
-        id,
-        status: completion.status,
-        failedReason: completion.status === 'failed' ? completion.failedReason : null,
-        transaction: completion.transaction ?? null,
-        sender: identity?.sender ?? null,
-        nonce: identity ? identity.nonce.toString() : null,
-        confirmedAt: completion.status === 'success' ? await confirmedTime(trx, row.link_id, now, latestOfLink) : null,
-      })
-      if (completion.status === 'success' && completion.inclusion) {
-        watches.push({ trackingId: id, transaction: completion.transaction, ...completion.inclusion })
-      }
+      const confirmedAt = completion.status === 'success' ? await confirmedTime(trx, row.link_id, now, latestOfLink) : null
+      updates.push(statusUpdateOf(id, completion, confirmedAt))
+      watches.push(...watchOf(request))
     }
-    const deliveries = newDeliveryRows(
-      [...completed].filter((id) => current.get(id)!.callback).map((trackingId) => ({ trackingId, reason: 'completed' as const })),
-      now,
-      lease,
-    )
-    const parts: WritePart[] = []
-    if (watches.length > 0) parts.push(successWatchesInsert(trx, watches, now))
-    if (deliveries.length > 0) parts.push(deliveryRowsInsert(trx, deliveries))
-    if (dropped.size > 0) parts.push(matchesDelete(trx, [...dropped]))
-    if (alsoWrite) parts.push(alsoWrite(trx))
+    const withCallback = [...completed].filter((id) => current.get(id)!.callback)
+    const { parts, deliveryOf } = completionParts(trx, { watches, withCallback, dropped: [...dropped], alsoWrite, lease, now })
     const updated = await writeCompletions(trx, updates, parts, now)
-    const deliveryOf = new Map(deliveries.map((row) => [row.tracking_id, row.id!]))
-    const answered = new Set<string>()
-    return requests.map((request): Completed | undefined => {
-      if (answered.has(request.id)) return undefined
-      answered.add(request.id)
-      const tracking = updated.get(request.id)
-      return tracking && { tracking, deliveryId: deliveryOf.get(request.id) ?? null }
-    })
+    return inRequestOrder(requests, updated, deliveryOf)
   })
 }
 
