@@ -1,4 +1,4 @@
-import type { Completed, CompletionOptions, CompletionRequest } from './complete-tracking.ts'
+import type { Completed, CompletionOptions, CompletionRequest } from './completion-types.ts'
 import { completionParts, inRequestOrder, statusUpdateOf, watchOf } from './completion-parts.ts'
 import { COMPLETION_GUARD_FAILED, writeCompletions } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'

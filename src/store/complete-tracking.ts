@@ -1,38 +1,15 @@
 import { sql } from 'kysely'
-import type { FailedReason, Tracking } from '../domain/tracking.ts'
+import type { Tracking } from '../domain/tracking.ts'
 import { fenceHold, holdFence, LeadershipLostError, type WriteFence } from './chain-leases.ts'
-import { writeCompletions, type StatusUpdate, type WritePart } from './completion-writes.ts'
+import { writeCompletions, type StatusUpdate } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'
-import type { DeliveryLease } from './delivery-rows.ts'
 import type { SuccessWatch } from './success-watches.ts'
 import { completeAtOnce } from './complete-at-once.ts'
 import { completionParts, inRequestOrder, statusUpdateOf, watchOf } from './completion-parts.ts'
 
-export type Completion =
-  /** `inclusion`: the paying transaction's block, watched until it is final (see success-watches.ts). */
-  /**
-   * `identity`: a nonce-less tracking's paying transaction's sender and nonce, filled in with the success
-   * (docs/api.md, "Payments without a nonce").
-   */
-  | {
-      status: 'success'
-      transaction: string
-      inclusion?: { chain: string; blockNumber: bigint; blockHash: string }
-      identity?: { sender: string; nonce: bigint }
-    }
-  | { status: 'failed'; failedReason: FailedReason; transaction?: string | null }
+import type { Completed, Completion, CompletionOptions, CompletionRequest } from './completion-types.ts'
 
-/** One tracking to complete; `dropMatch`: its stored match goes in the same transaction. */
-export interface CompletionRequest {
-  id: string
-  completion: Completion
-  dropMatch?: boolean
-  /**
-   * The tracking as the caller read it while pending (its link and callback do not change). Given for
-   * every request of a batch, the batch may be written in one statement (complete-at-once.ts).
-   */
-  asRead?: Pick<Tracking, 'linkId' | 'callback'>
-}
+export type { Completed, Completion, CompletionOptions, CompletionRequest }
 
 /**
  * The one way a tracking leaves `pending`: the status change, its callback delivery row and the
@@ -49,21 +26,6 @@ export async function completeTracking(
   fence?: WriteFence,
 ): Promise<Tracking | undefined> {
   return (await completeTrackings(db, [{ id, completion }], now, { fence }))[0]?.tracking
-}
-
-/** A completed tracking and its callback's delivery row (null: it has no callback). */
-export interface Completed {
-  tracking: Tracking
-  deliveryId: string | null
-}
-
-export interface CompletionOptions {
-  /** The chain follower's lease: nothing is written unless this node still holds it. */
-  fence?: WriteFence
-  /** Written with the completions (the block the verdicts were judged on, as processed). */
-  alsoWrite?: (trx: Db) => WritePart
-  /** The delivery rows are inserted claimed by this worker (a hand-off, delivery-rows.ts). */
-  lease?: DeliveryLease
 }
 
 /**

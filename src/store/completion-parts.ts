@@ -1,5 +1,5 @@
 import type { Tracking } from '../domain/tracking.ts'
-import type { Completed, Completion, CompletionRequest } from './complete-tracking.ts'
+import type { Completed, Completion, CompletionRequest } from './completion-types.ts'
 import type { StatusUpdate, WritePart } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'
 import { deliveryRowsInsert, newDeliveryRows, type DeliveryLease } from './delivery-rows.ts'
