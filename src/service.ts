@@ -153,7 +153,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
         authThrottle,
         generateKeyPair: generateRsaKeyPair,
         secretsKey: config.secretsKey,
-        onDeliveryScheduled: () => callbacks.worker.wake(),
+        // A redelivery or an endpoint enabled from the dashboard: the worker reads the endpoints again and claims.
+        onDeliveryScheduled: () => callbacks.worker.endpointsChanged(),
         sendTestEvent: callbacks.sendTestEvent,
         onKeyRevoked: auth.forgetKey,
         onKeyCreated: auth.forgetUnknown,

@@ -69,7 +69,8 @@ export async function enableEndpoint(
   const endpoint = await accountEndpoint(deps.db, accountId, url)
   if (typeof endpoint !== 'string') return endpoint
   const resumed = await endpoints.enableEndpoint(deps.db, accountId, endpoint, deps.clock())
-  if (resumed > 0) deps.onScheduled?.()
+  // Also with nothing resumed: the worker's view of disabled endpoints is read again (cache-freshness.ts).
+  deps.onScheduled?.()
   const row = (await endpoints.listEndpoints(deps.db, accountId)).find((e) => e.url === endpoint)!
   return { kind: 'enabled', endpoint: row, resumed }
 }

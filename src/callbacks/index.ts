@@ -17,6 +17,7 @@ import { callbackBody } from './pipeline.ts'
 import { createTestEventSender, type TestEventOutcome } from './test-event.ts'
 import { followReversalEvents } from './reversal-events.ts'
 import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
+import { freshMsFor } from './cache-freshness.ts'
 
 export interface CallbacksOptions {
   random?: RandomSource
@@ -72,7 +73,7 @@ export async function createCallbacks(
   const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
-  const secrets = createWebhookSecretSource(db, clock, config.secretsKey)
+  const secrets = createWebhookSecretSource(db, clock, config.secretsKey, freshMsFor(database.kind))
   const metrics = createCallbackMetrics(common.metrics.registry, db, clock)
   const worker = createDeliveryWorker({
     db,
@@ -86,6 +87,7 @@ export async function createCallbacks(
     secrets: options.standardWebhooks === false ? undefined : secrets,
     perHost: config.endpointConcurrency,
     disableAfterMs: config.endpointDisableAfterSec * 1000,
+    endpointsFreshMs: freshMsFor(database.kind),
     ...options,
   })
 

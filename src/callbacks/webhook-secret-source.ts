@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type { Clock } from '../common/clock.ts'
+import { SHARED_FRESH_MS } from './cache-freshness.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { accountOwner, integrationOwner, webhookSecretsOf, type WebhookSecretSet } from '../store/webhook-secrets.ts'
 
@@ -11,14 +12,18 @@ export interface WebhookSecretSource {
   forget(): void
 }
 
-/** How long read secrets are used without reading again (another node may have rotated one). */
-const FRESH_MS = 1000
-
 /**
  * Reads secrets for the owners asked in one turn of the event loop in one query (a claim of 100
- * deliveries costs one read), opens them, and keeps them for a second.
+ * deliveries costs one read), opens them, and keeps them for `freshMs` (cache-freshness.ts: a second
+ * where another node may rotate a secret; longer where every rotation goes through this process and
+ * calls `forget()`).
  */
-export function createWebhookSecretSource(db: Db, clock: Clock, secretsKey: Buffer | null): WebhookSecretSource {
+export function createWebhookSecretSource(
+  db: Db,
+  clock: Clock,
+  secretsKey: Buffer | null,
+  freshMs: number = SHARED_FRESH_MS,
+): WebhookSecretSource {
   const cache = new Map<string, { at: number; value: Promise<WebhookSecretSet> }>()
   let batch: Map<string, { accountId: string; resolve: (s: WebhookSecretSet) => void; reject: (e: Error) => void }> | undefined
 
@@ -44,7 +49,7 @@ export function createWebhookSecretSource(db: Db, clock: Clock, secretsKey: Buff
     secretsFor(accountId, integrationId) {
       const owner = integrationId ? integrationOwner(integrationId) : accountOwner(accountId)
       const cached = cache.get(owner)
-      if (cached && performance.now() - cached.at < FRESH_MS) return cached.value
+      if (cached && performance.now() - cached.at < freshMs) return cached.value
       const value = new Promise<WebhookSecretSet>((resolve, reject) => {
         if (!batch) {
           batch = new Map()

@@ -46,6 +46,8 @@ export interface DeliveryWorkerDeps {
   secrets?: WebhookSecretSource
   /** An endpoint answering nothing but failures this long is disabled (default 5 days). */
   disableAfterMs?: number
+  /** How long the disabled endpoints read are used before reading them again (cache-freshness.ts). */
+  endpointsFreshMs?: number
 }
 
 export interface DeliveryWorker {
@@ -88,7 +90,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = deps.timeoutMs + LEASE_MARGIN_MS
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
-  const endpoints = createEndpointRegistry(db)
+  const endpoints = createEndpointRegistry(db, deps.endpointsFreshMs)
   const markSending = createSendingMarks({ db, claim, logger })
   const pipeline = createAttemptPipeline({
     signer: deps.signer,

@@ -1,0 +1,12 @@
+import type { DatabaseHandle } from '../store/infrastructure/database.ts'
+
+/** Where other nodes share the database: what they change (a rotated secret, a disabled endpoint) is read within a second. */
+export const SHARED_FRESH_MS = 1000
+
+/**
+ * How long the worker uses what it read of webhook secrets and disabled endpoints before reading them
+ * again. On the embedded database this process is the only writer (the data folder is locked), and every
+ * change passes through it and tells the cache at once, so it is read again only after minutes: one read less
+ * per paying block on the path from its commit to its callbacks.
+ */
+export const freshMsFor = (kind: DatabaseHandle['kind']): number => (kind === 'pglite' ? 5 * 60_000 : SHARED_FRESH_MS)
