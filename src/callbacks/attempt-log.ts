@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
-import type { AttemptOutcome, ClaimedDelivery } from '../store/deliveries.ts'
+import type { AttemptOutcome } from '../store/attempt-records.ts'
+import type { ClaimedDelivery } from '../store/deliveries.ts'
 import type { SendResult } from './sender.ts'
 
 /** Logs an attempt that did not deliver: a warning when the delivery is dead, else an info line. */

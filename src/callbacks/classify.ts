@@ -1,7 +1,7 @@
 import { retryAfterMs } from '../common/backoff.ts'
 import { isRetryable } from '../common/errors.ts'
 import { afterFailure, type RandomSource } from '../domain/retry-schedule.ts'
-import type { AttemptOutcome } from '../store/deliveries.ts'
+import type { AttemptOutcome } from '../store/attempt-records.ts'
 import type { SendResult } from './sender.ts'
 
 /** Longest `Retry-After` honoured: a receiver cannot park a delivery for longer than a day. */

@@ -3,8 +3,8 @@ import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { endpointUrlOf } from '../domain/endpoint-url.ts'
-import { recordAttempts, type AttemptOutcome } from '../store/deliveries.ts'
-import { recordEndpointHealth, type DisabledEndpoint, type EndpointAttempt } from '../store/endpoint-health.ts'
+import { recordAttempts, type AttemptOutcome } from '../store/attempt-records.ts'
+import { recordEndpointHealth, successfulEndpointsUpsert, type DisabledEndpoint, type EndpointAttempt } from '../store/endpoint-health.ts'
 
 /** Outcomes per transaction at most. */
 const WRITE_BATCH = 500
@@ -38,9 +38,13 @@ export function createOutcomeRecorder(deps: {
     while (pending.length > 0) {
       const batch = pending.splice(0, WRITE_BATCH)
       try {
-        const released = await recordAttempts(db, batch, clock())
+        const now = clock()
+        const attempts = deps.endpointHealth ? endpointAttemptsOf(batch) : []
+        // A batch in which every attempt succeeded notes its endpoints' health in the attempts' own statement.
+        const healthy = successfulEndpointsUpsert(attempts, now)
+        const released = await recordAttempts(db, batch, now, healthy)
         for (const tracking of released) events.emit('released', tracking)
-        await recordHealth(batch)
+        if (!healthy) await recordHealth(attempts)
       } catch (error) {
         // The deliveries stay leased and become due again when the lease ends: at least once.
         logger.error({ err: error, count: batch.length }, 'callback attempts could not be recorded; they will be retried')
@@ -49,15 +53,8 @@ export function createOutcomeRecorder(deps: {
     }
   }
 
-  async function recordHealth(batch: AttemptOutcome[]): Promise<void> {
-    if (!deps.endpointHealth) return
-    const attempts: EndpointAttempt[] = []
-    for (const o of batch) {
-      const url = endpointUrlOf(o.delivery.tracking.callback)
-      if (url === null) continue
-      const succeeded = o.outcome === 'delivered' || o.outcome === 'accepted'
-      attempts.push({ accountId: o.delivery.tracking.accountId, url, succeeded, gone: o.gone ?? false })
-    }
+  async function recordHealth(attempts: EndpointAttempt[]): Promise<void> {
+    if (!deps.endpointHealth || attempts.length === 0) return
     try {
       const disabled = await recordEndpointHealth(db, attempts, clock(), deps.endpointHealth.disableAfterMs)
       if (disabled.length > 0) deps.endpointHealth.onDisabled(disabled)
@@ -75,4 +72,16 @@ export function createOutcomeRecorder(deps: {
     },
     flushed: async () => await writing,
   }
+}
+
+/** What each attempt said about its endpoint (an attempt without a callback URL says nothing). */
+function endpointAttemptsOf(batch: AttemptOutcome[]): EndpointAttempt[] {
+  const attempts: EndpointAttempt[] = []
+  for (const o of batch) {
+    const url = endpointUrlOf(o.delivery.tracking.callback)
+    if (url === null) continue
+    const succeeded = o.outcome === 'delivered' || o.outcome === 'accepted'
+    attempts.push({ accountId: o.delivery.tracking.accountId, url, succeeded, gone: o.gone ?? false })
+  }
+  return attempts
 }

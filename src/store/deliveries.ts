@@ -2,8 +2,6 @@ import { sql, type Selectable } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './infrastructure/database.ts'
 import { insertDeliveries, type DeliveryLease } from './delivery-rows.ts'
-import { newId } from './ids.ts'
-import { releaseTrackings } from './release-trackings.ts'
 import type { DeliveriesTable, DeliveryAttemptsTable, RedeliveryRequester } from './schema.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
 
@@ -129,101 +127,6 @@ export async function extendLeases(db: Db, claim: string, ids: string[], leaseUn
     .where('claimed_by', '=', claim)
     .where('state', '=', 'due')
     .execute()
-}
-
-/** The outcome of one attempt, and what happens to the delivery after it. */
-export interface AttemptOutcome {
-  delivery: ClaimedDelivery
-  worker: string
-  startedAt: Date
-  durationMs: number
-  outcome: AttemptRow['outcome']
-  statusCode: number | null
-  error: string | null
-  excerpt: string | null
-  /** The answer's `forward_to` (200 or 202). */
-  forwardTo: string | null
-  /** `due` with the retry time, or the final state. */
-  next: { state: 'due'; at: Date } | { state: 'delivered' | 'accepted' | 'dead' }
-  /** The endpoint answered 410 Gone: it is disabled (docs/api.md §8). */
-  gone?: boolean
-}
-
-/**
- * Writes a batch of attempts in one transaction and a fixed number of statements, whatever the batch
- * size: the log rows; each delivery's new state, only while this worker still holds it (a worker
- * whose lease was taken over cannot overwrite the outcome); for a 200 the release of the waiting user
- * (`releaseTrackings`, the rule of `releaseTracking`: completed trackings not yet released, `forward_to`
- * replaced when the answer carried one); for a 202 (or a 200 to a tracking released before) the
- * answer's `forward_to`.
- * Returns the trackings released here, for the `released` event.
- */
-export async function recordAttempts(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<Tracking[]> {
-  if (outcomes.length === 0) return []
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('delivery_attempts')
-      .values(
-        outcomes.map((o) => ({
-          id: newId(),
-          delivery_id: o.delivery.id,
-          attempt: o.delivery.attempts + 1,
-          started_at: o.startedAt,
-          duration_ms: o.durationMs,
-          outcome: o.outcome,
-          status_code: o.statusCode,
-          error: o.error,
-          response_excerpt: o.excerpt,
-          worker: o.worker,
-        })),
-      )
-      .execute()
-
-    const rows = outcomes.map(
-      (o) => sql`(${o.delivery.id}::text, ${o.delivery.claim}::text, ${o.next.state}::text,
-      ${o.next.state === 'due' ? o.next.at : null}::timestamptz, ${o.startedAt}::timestamptz, ${o.statusCode}::integer, ${o.error}::text)`,
-    )
-    const updated = await sql<{ id: string }>`
-      UPDATE deliveries AS d SET
-        state = v.state, attempts = d.attempts + 1, next_attempt_at = COALESCE(v.next_at, d.next_attempt_at), due_at = COALESCE(v.next_at, d.due_at),
-        finished_at = CASE WHEN v.state = 'due' THEN NULL ELSE ${now}::timestamptz END,
-        locked_until = NULL, claimed_by = NULL, sending_at = NULL, updated_at = ${now},
-        last_attempt_at = v.started_at, last_status_code = v.status_code, last_error = v.error
-      FROM (VALUES ${sql.join(rows)}) AS v(id, claim, state, next_at, started_at, status_code, error)
-      WHERE d.id = v.id AND d.claimed_by = v.claim AND d.state = 'due'
-      RETURNING d.id`.execute(trx)
-    // Outcomes of deliveries this worker no longer held are logged above but change nothing.
-    const applied = new Set(updated.rows.map((row) => row.id))
-    const held = outcomes.filter((o) => applied.has(o.delivery.id))
-
-    // An event's answer (docs/api.md §8) neither releases the user nor changes `forward_to`: only the payment callback's does.
-    const payment = held.filter((o) => !o.delivery.event)
-    const toRelease = payment.filter((o) => o.next.state === 'delivered')
-    const releasedNow = await releaseTrackings(
-      trx,
-      toRelease.map((o) => ({ id: o.delivery.trackingId, forwardTo: o.forwardTo })),
-      now,
-    )
-    // A completed tracking changes no other column after its claim (status, transaction and the rest are
-    // final), so the claimed copy with these three values is the row as written, without reading 30 columns back.
-    const claimed = new Map(toRelease.map((o) => [o.delivery.trackingId, o.delivery.tracking]))
-    const released = releasedNow.map(
-      (row): Tracking => ({ ...claimed.get(row.id)!, release: true, releasedAt: now, updatedAt: now, forwardTo: row.forwardTo }),
-    )
-    const releasedIds = new Set(released.map((t) => t.id))
-    const forwards = payment.filter(
-      (o) =>
-        o.forwardTo !== null && (o.next.state === 'accepted' || (o.next.state === 'delivered' && !releasedIds.has(o.delivery.trackingId))),
-    )
-    if (forwards.length > 0) {
-      const values = forwards.map((o) => sql`(${o.delivery.trackingId}::text, ${o.forwardTo}::text)`)
-      await sql`
-        UPDATE trackings AS t SET forward_to = v.forward_to, updated_at = ${now}
-        FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
-        WHERE t.id = v.id AND t.forward_to IS DISTINCT FROM v.forward_to`.execute(trx)
-    }
-    return released
-  })
 }
 
 /** A tracking's deliveries, newest first, each with its attempts in order. */

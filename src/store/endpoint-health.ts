@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import type { WritePart } from './completion-writes.ts'
 import type { Db } from './infrastructure/database.ts'
 
 /** What one attempt said about its endpoint. */
@@ -32,35 +33,16 @@ export async function recordEndpointHealth(
   disableAfterMs: number,
 ): Promise<DisabledEndpoint[]> {
   if (attempts.length === 0) return []
-  // The last attempt of an endpoint in the batch decides its streak; a 410 anywhere in it disables.
-  const byEndpoint = new Map<string, { accountId: string; url: string; succeeded: boolean; gone: boolean }>()
-  for (const attempt of attempts) {
-    const key = `${attempt.accountId} ${attempt.url}`
-    const seen = byEndpoint.get(key)
-    byEndpoint.set(key, { ...attempt, gone: attempt.gone || (seen?.gone ?? false) })
-  }
-  const endpoints = [...byEndpoint.values()]
-  const values = endpoints.map(
-    (e) =>
-      sql`(${e.accountId}::text, ${e.url}::text, ${e.succeeded ? null : now}::timestamptz, ${e.succeeded ? now : null}::timestamptz, ${now}::timestamptz)`,
-  )
-  const noteStreaks = (db: Db) =>
-    sql`
-    INSERT INTO webhook_endpoints AS e (account_id, url, failing_since, last_success_at, updated_at)
-    VALUES ${sql.join(values)}
-    ON CONFLICT (account_id, url) DO UPDATE SET
-      failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN NULL ELSE COALESCE(e.failing_since, excluded.failing_since) END,
-      last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
-      updated_at = excluded.updated_at`.execute(db)
+  const endpoints = endpointsOf(attempts)
   const failing = endpoints.filter((e) => !e.succeeded || e.gone)
   // Nothing failed (the usual batch): one statement, no transaction around it (on the embedded
   // database each statement is a turn of the main thread).
   if (failing.length === 0) {
-    await noteStreaks(db)
+    await streaksUpsert(db, endpoints, now).execute()
     return []
   }
   return db.transaction().execute(async (trx) => {
-    await noteStreaks(trx)
+    await streaksUpsert(trx, endpoints, now).execute()
     const limit = new Date(now.getTime() - disableAfterMs)
     const candidates = failing.map((e) => sql`(${e.accountId}::text, ${e.url}::text, ${e.gone}::boolean)`)
     const disabled = await sql<{ account_id: string; url: string; disabled_reason: string; gone: boolean }>`
@@ -103,4 +85,45 @@ export async function pauseClaimedDeliveries(
     WHERE d.id = v.id AND d.claimed_by = ${claim} AND d.state = 'due'
     RETURNING d.id`.execute(db)
   return new Set(paused.rows.map((row) => row.id))
+}
+
+/** The last attempt of an endpoint in the batch decides its streak; a 410 anywhere in it disables. In key order (see `streaksUpsert`). */
+function endpointsOf(attempts: EndpointAttempt[]): EndpointAttempt[] {
+  const byEndpoint = new Map<string, EndpointAttempt>()
+  for (const attempt of attempts) {
+    const key = `${attempt.accountId} ${attempt.url}`
+    const seen = byEndpoint.get(key)
+    byEndpoint.set(key, { ...attempt, gone: attempt.gone || (seen?.gone ?? false) })
+  }
+  return [...byEndpoint.keys()].sort().map((key) => byEndpoint.get(key)!)
+}
+
+/**
+ * The streaks' upsert, unexecuted. Rows in key order: two nodes' batches lock shared endpoints in the
+ * same order and never wait on each other in a circle (the attempts' statement carries it, see below).
+ */
+function streaksUpsert(db: Db, endpoints: EndpointAttempt[], now: Date): WritePart {
+  const values = endpoints.map(
+    (e) =>
+      sql`(${e.accountId}::text, ${e.url}::text, ${e.succeeded ? null : now}::timestamptz, ${e.succeeded ? now : null}::timestamptz, ${now}::timestamptz)`,
+  )
+  const upsert = sql`
+    INSERT INTO webhook_endpoints AS e (account_id, url, failing_since, last_success_at, updated_at)
+    VALUES ${sql.join(values)}
+    ON CONFLICT (account_id, url) DO UPDATE SET
+      failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN NULL ELSE COALESCE(e.failing_since, excluded.failing_since) END,
+      last_success_at = COALESCE(excluded.last_success_at, e.last_success_at),
+      updated_at = excluded.updated_at`
+  return { toOperationNode: () => upsert.toOperationNode(), execute: () => upsert.execute(db) }
+}
+
+/**
+ * A batch in which every attempt succeeded, as a part of the attempts' own statement (attempt-records.ts,
+ * `alsoWrite`): its endpoints' streaks end and `last_success_at` moves, and nothing can be disabled.
+ * Undefined when an attempt failed: `recordEndpointHealth` records that batch.
+ */
+export function successfulEndpointsUpsert(attempts: EndpointAttempt[], now: Date): ((db: Db) => WritePart) | undefined {
+  if (attempts.length === 0 || attempts.some((a) => !a.succeeded || a.gone)) return undefined
+  const endpoints = endpointsOf(attempts)
+  return (db) => streaksUpsert(db, endpoints, now)
 }

@@ -7,6 +7,8 @@ import { rowToTracking, type TrackingRow } from './trackings.ts'
 export interface ReleaseItem {
   id: string
   forwardTo: string | null
+  /** The delivery whose answer releases it (with `appliedDeliveries`). */
+  deliveryId?: string
 }
 
 /**
@@ -14,13 +16,21 @@ export interface ReleaseItem {
  * `releaseTrackings` (release-trackings.ts), so they cannot drift: the waiting user of a completed
  * tracking not yet released is released now; `forward_to` is replaced when the item carries one.
  * A pending tracking (nothing to release yet) and one released before are left as they are.
+ * `appliedDeliveries`: a query of delivery ids (a part of a larger statement, attempt-records.ts); an item
+ * is released only when its delivery is among them.
  */
-export function releaseStatement<Row>(items: readonly ReleaseItem[], now: Date, returning: RawBuilder<unknown>): RawBuilder<Row> {
-  const values = items.map((item) => sql`(${item.id}::text, ${item.forwardTo}::text)`)
+export function releaseStatement<Row>(
+  items: readonly ReleaseItem[],
+  now: Date,
+  returning: RawBuilder<unknown>,
+  appliedDeliveries?: RawBuilder<unknown>,
+): RawBuilder<Row> {
+  const values = items.map((item) => sql`(${item.id}::text, ${item.forwardTo}::text, ${item.deliveryId ?? null}::text)`)
   return sql<Row>`
     UPDATE trackings AS t SET release = true, released_at = ${now}, updated_at = ${now}, forward_to = COALESCE(v.forward_to, t.forward_to)
-    FROM (VALUES ${sql.join(values)}) AS v(id, forward_to)
+    FROM (VALUES ${sql.join(values)}) AS v(id, forward_to, delivery_id)
     WHERE t.id = v.id AND t.status <> 'pending' AND t.release = false
+      ${appliedDeliveries ? sql`AND v.delivery_id IN (${appliedDeliveries})` : sql``}
     RETURNING ${returning}`
 }
 

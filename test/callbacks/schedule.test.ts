@@ -7,8 +7,8 @@ import {
   deliveryQueueStats,
   markSending,
   postponeDeliveries,
-  recordAttempts,
 } from '../../src/store/deliveries.ts'
+import { recordAttempts } from '../../src/store/attempt-records.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { insertCompleted, startReceiver, type Receiver } from './support.ts'
