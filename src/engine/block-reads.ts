@@ -8,34 +8,40 @@ import type { MatchStore } from '../store/tracking-matches.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 
-/** What judging a block reads besides its candidates: none of it depends on the block's transactions. */
+/** What the block's own payments need besides its transactions: whether the chain has pending trackings, and nonce-less traces. */
+export type PendingKinds = { any: boolean; traces: boolean }
+
+/** What the follow-up of a block reads: trackings matched in earlier blocks, and successes whose block is not final yet. */
 export interface AroundReads {
-  /** Trackings matched in earlier blocks, re-judged with this one. */
   matched: Awaited<ReturnType<MatchStore['matched']>>
-  /** Successes whose block is not final yet. */
   watched: SuccessWatch[]
-  pending: { any: boolean; traces: boolean }
 }
 
 export interface BlockReads {
   /**
    * The next block's header is known before the block is read (a `newHeads` notification, or the head
-   * right after the window's tip): its reads start now, beside the block's own read.
+   * right after the window's tip): its own reads start now, beside the block's read.
    */
   prepare(header: BlockHeader): void
   /**
-   * The reads of `block`: those prepared for its hash, else started now. `receipts`: the whole block's
-   * receipts in one request, read ahead for the RPC's newest block while the chain has pending trackings
-   * (undefined: not read ahead, or not to be had in one request).
+   * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: the
+   * whole block's receipts in one request, read ahead for the RPC's newest block while the chain has pending
+   * trackings (undefined: not read ahead, or not to be had in one request).
    */
-  start(block: FullBlock, latest: boolean): { around: Promise<AroundReads>; receipts: Promise<Map<string, TransactionReceipt> | undefined> }
+  start(
+    block: FullBlock,
+    latest: boolean,
+  ): { pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> }
+  /** The follow-up's reads, once the block's own verdicts are written (chain-processor.ts). */
+  around(): Promise<AroundReads>
 }
 
 /**
  * The reads of a block that can start before its transactions are known, so that a payment found in the
- * newest block waits for the block's read and its candidates' query alone. Everything read ahead is
- * judged again on the next block: a fast-path write landing between the read and the block (the runner's
- * `exclusive`) is seen one block later, as it would be had it landed just after the block.
+ * newest block waits for the block's read and its candidates' query alone; the follow-up's reads (matched
+ * trackings, watched successes) come after its verdicts are written. Everything read ahead is judged again
+ * on the next block: a fast-path write landing between the read and the block (the runner's `exclusive`)
+ * is seen one block later, as it would be had it landed just after the block.
  */
 export function createBlockReads(deps: {
   chain: string
@@ -46,31 +52,46 @@ export function createBlockReads(deps: {
 }): BlockReads {
   /** Whether the chain had pending trackings at the last block (a read ahead of receipts pays off only then). */
   let pendingSeen = true
-  let prepared: { hash: string; around: Promise<AroundReads>; receipts: Promise<Map<string, TransactionReceipt> | undefined> } | undefined
+  let prepared: { hash: string; pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> } | undefined
 
-  const readAround = (): Promise<AroundReads> => {
-    const around = Promise.all([deps.matches.matched(deps.chain), deps.successes.read(), pendingOnChain(deps.db, deps.chain)]).then(
-      ([matched, watched, pending]) => {
-        pendingSeen = pending.any
-        return { matched, watched, pending }
-      },
-    )
+  const readPending = (): Promise<PendingKinds> => {
+    const pending = pendingOnChain(deps.db, deps.chain).then((kinds) => {
+      pendingSeen = kinds.any
+      return kinds
+    })
     // Read ahead for a block that may not come (another branch): its failure is the awaiting block's, or nobody's.
-    around.catch(() => {})
-    return around
+    pending.catch(() => {})
+    return pending
   }
   const none = Promise.resolve(undefined)
 
   return {
     prepare(header) {
-      prepared = { hash: header.hash.toLowerCase(), around: readAround(), receipts: pendingSeen ? deps.receipts.whole(header.hash) : none }
+      const receipts = pendingSeen ? deps.receipts.whole(header.hash) : none
+      const pending = afterRequestsLeave().then(readPending)
+      pending.catch(() => {}) // as readPending's: for a block that may not come
+      prepared = { hash: header.hash.toLowerCase(), pending, receipts }
     },
     start(block, latest) {
       const early = prepared?.hash === block.hash.toLowerCase() ? prepared : undefined
       prepared = undefined
       if (early) return early
       const ahead = latest && pendingSeen && block.transactions.length > 1
-      return { around: readAround(), receipts: ahead ? deps.receipts.whole(block.hash) : none }
+      return { pending: readPending(), receipts: ahead ? deps.receipts.whole(block.hash) : none }
+    },
+    async around() {
+      const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read()])
+      return { matched, watched }
     },
   }
+}
+
+/**
+ * Resolves once the RPC requests just made are written to their sockets. On the embedded database a read
+ * holds the main thread while it runs, and fetch (undici) writes a request only two turns of the event loop
+ * after it is made (measured on Node 24): a read started at once held the block's own request back by its
+ * whole time, and the node began answering only after it.
+ */
+function afterRequestsLeave(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
 }

@@ -59,7 +59,9 @@ export interface ChainProcessor {
  * Turns the follower's events into judgements. Per block, the work is constant in the number of
  * pending trackings: one indexed query for the trackings whose (sender, nonce) or hash appear in
  * the block, receipts for those alone, and one query for the trackings already matched (waiting
- * for confirmations), which are re-judged from their stored evidence without RPC calls. While
+ * for confirmations), which are re-judged from their stored evidence without RPC calls. A block runs
+ * in two rounds, each written at its end: its own payments first (their callbacks go as that write
+ * commits), then the follow-up of matched trackings and watched successes, with the block record. While
  * nonce-less traces are pending: the block's receipts in one request, one query for the traces
  * expecting the receivers it touched, one for the traces whose deadline it passes
  * (docs/architecture.md, "Matching by receiver").
@@ -145,22 +147,20 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
 
   const reads = createBlockReads({ chain: deps.chain, db: deps.db, matches, receipts: deps.receipts, successes: deps.successes })
 
-  /** Handles a block; its figures are reported once the round has written its verdicts too. */
-  const onBlock = async (
-    block: FullBlock,
-    finalized: bigint,
-    latest: boolean,
-    fence: WriteFence | undefined,
-    window: WindowView | undefined,
-  ): Promise<Omit<BlockProcessed, 'ms'>> => {
-    const { around, receipts: ahead } = reads.start(block, latest)
-    const [candidates, { matched, watched, pending }] = await Promise.all([
+  /**
+   * A block's own payments: the trackings whose (sender, nonce) or hash it holds, and (with nonce-less
+   * traces pending) those it pays by receiver or whose deadline it is the first to pass. Judged and written
+   * first, so that their callbacks wait for nothing else (the follow-up below comes after).
+   */
+  const payingLane = async (block: FullBlock, finalized: bigint, latest: boolean, fence: WriteFence | undefined) => {
+    const { pending: pendingKinds, receipts: ahead } = reads.start(block, latest)
+    const [candidates, pending] = await Promise.all([
       findBlockCandidates(
         deps.db,
         deps.chain,
         block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
       ),
-      around,
+      pendingKinds,
     ])
     const read = await ahead
     // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
@@ -178,31 +178,42 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       }
       ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
     }
-    // The block's own candidates, its traces' payments and the trackings matched earlier are distinct sets: judged together.
-    const [, , rejudged] = await settleAll([
+    // The block's own candidates and its traces' payments are distinct sets: judged together.
+    await settleAll([
       judgeCandidates(block, finalized, candidates, fence, receipts),
       judgeTraces(block, finalized, found, pastDeadline, fence),
-      rejudge.run(block.number, finalized, new Set(candidates.map((t) => t.id)), fence, window, matched),
+    ] as const)
+    return { judged: [...candidates, ...found.map((f) => f.tracking), ...pastDeadline].map((t) => t.id) }
+  }
+
+  /**
+   * After the block's own verdicts are written: the trackings matched in earlier blocks, judged again
+   * from their stored evidence (those judged with this block already are skipped), and the watched
+   * successes checked against it. The block is recorded as processed with these writes.
+   */
+  const followUpLane = async (
+    block: FullBlock,
+    finalized: bigint,
+    judged: Set<string>,
+    fence: WriteFence | undefined,
+    window: WindowView | undefined,
+  ): Promise<number> => {
+    const { matched, watched } = await reads.around()
+    const [rejudged] = await settleAll([
+      rejudge.run(block.number, finalized, judged, fence, window, matched),
       deps.successes.check(watched, block, finalized, fence, window),
     ] as const)
     deps.metrics.head(deps.chain, block.number, block.timestamp)
-    return {
-      chain: deps.chain,
-      number: block.number,
-      transactions: block.transactions.length,
-      candidates: candidates.length + found.length + pastDeadline.length,
-      rejudged,
-    }
+    return rejudged
   }
 
-  const handle = async (
-    event: FollowerEvent,
+  /** A reorg or a finalize event (a block takes the two lanes above). */
+  const handleOther = async (
+    event: Exclude<FollowerEvent, { type: 'block' }>,
     fence: WriteFence | undefined,
     window: WindowView | undefined,
-  ): Promise<Omit<BlockProcessed, 'ms'> | undefined> => {
+  ): Promise<void> => {
     switch (event.type) {
-      case 'block':
-        return onBlock(event.block, event.finalized, event.latest === true, fence, window)
       case 'reorg': {
         const dropped = await matches.dropAbove(deps.chain, event.ancestor, fence)
         for (const id of dropped) deps.verdicts.searchingAgain(id)
@@ -225,17 +236,28 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
     async handle(event, fence, window) {
+      if (event.type !== 'block') {
+        await deps.verdicts.round(null, () => handleOther(event, fence, window))
+        return
+      }
       const started = performance.now()
-      const block = event.type === 'block' ? event : undefined
-      // The block is recorded as processed in the transaction of its verdicts.
-      const fresh = block ? { number: block.block.number, hash: block.block.hash, window } : null
-      const processed = await deps.verdicts.round(fresh, () => handle(event, fence, window), block?.record)
-      if (!processed) return
-      // From the block read to every verdict of it written (the round writes them at its end).
+      const { block, finalized, record } = event
+      // The block is recorded as processed in the transaction of its follow-up's verdicts.
+      const fresh = { number: block.number, hash: block.hash, window }
+      const { judged } = await deps.verdicts.round(fresh, () => payingLane(block, finalized, event.latest === true, fence))
+      const rejudged = await deps.verdicts.round(fresh, () => followUpLane(block, finalized, new Set(judged), fence, window), record)
+      // From the block read to every verdict of it written (each round writes them at its end).
       const ms = performance.now() - started
       deps.metrics.blockProcessed(deps.chain, ms / 1000)
-      deps.onBlockProcessed?.({ ...processed, ms })
-      return block?.record ? 'recorded' : undefined
+      deps.onBlockProcessed?.({
+        chain: deps.chain,
+        number: block.number,
+        transactions: block.transactions.length,
+        candidates: judged.length,
+        rejudged,
+        ms,
+      })
+      return record ? 'recorded' : undefined
     },
   }
 }

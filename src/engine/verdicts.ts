@@ -54,7 +54,8 @@ export interface Verdicts {
   /** Publishes progress for `tracking` when it differs from the last one published. */
   progress(tracking: Tracking, required: number, passed: number): void
   /**
-   * Runs one follower event: within it, each block's canonical re-check is asked once, `fresh`
+   * Runs one round of a follower event (a block has two, chain-processor.ts: its own payments, then its
+   * follow-up): within it, each block's canonical re-check is asked once, `fresh`
    * (the block just read from the RPC) needs no re-check, nor does a block its `window` holds, and the final verdicts are written
    * together in one transaction when the work is done (their `completed` events after it), with
    * `record`, the block as processed, when the work succeeded.

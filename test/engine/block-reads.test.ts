@@ -1,6 +1,6 @@
 // The reads of a block that do not need its transactions (block-reads.ts): started when the next
 // block's header is known, used by that block alone, and the whole block's receipts read ahead only
-// while the chain has pending trackings.
+// while the chain has pending trackings; the follow-up's reads (matched, watched) on their own.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
@@ -67,7 +67,8 @@ test("the reads prepared for a header serve that block alone; another block's ar
   reads.prepare({ number: 5n, hash: announced as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
   const prepared = reads.start(blockWith(announced.toUpperCase().replace('0X', '0x'), 3), true)
   assert.deepEqual(asked, [announced], 'read ahead once, when the header was known')
-  const around = await prepared.around
+  assert.deepEqual(await prepared.pending, { any: true, traces: false })
+  const around = await reads.around()
   assert.ok(Array.isArray(around.matched) && Array.isArray(around.watched))
 
   // The block that came is another (a reorg, a notification missed): its own reads, nothing prepared left over.
@@ -83,16 +84,16 @@ test("the reads prepared for a header serve that block alone; another block's ar
 test('without pending trackings on the chain, no block is read whole ahead', async () => {
   const { source, asked } = countingReceipts()
   const reads = readsFor('idle-chain', source)
-  await reads.start(blockWith(randomHash(), 3), true).around
+  await reads.start(blockWith(randomHash(), 3), true).pending
   const before = asked.length
   const next = randomHash()
   reads.prepare({ number: 7n, hash: next as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
-  await reads.start(blockWith(next, 3), true).around
+  await reads.start(blockWith(next, 3), true).pending
   assert.equal(asked.length, before, 'the chain has nothing pending: no receipts read ahead')
 
   const account = await createAccount(database.db, 'block reads')
   await insertTestTracking(database.db, account.id, { blockchain: 'idle-chain' })
-  await reads.start(blockWith(randomHash(), 3), true).around
+  await reads.start(blockWith(randomHash(), 3), true).pending
   const paying = randomHash()
   reads.prepare({ number: 8n, hash: paying as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
   assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')

@@ -1,0 +1,127 @@
+// A block runs in two rounds (chain-processor.ts): its own payments are judged and written first, and
+// announced as that write commits; only then are the trackings matched earlier and the watched successes
+// read and checked, and the block recorded with them. Real Anvil and a real database.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import type { KyselyPlugin, OperationNode } from 'kysely'
+import pino from 'pino'
+import { parseEther } from 'viem'
+import { createChainReader } from '../../src/chain/chain-reader.ts'
+import { createEvidenceReader } from '../../src/chain/payment-evidence.ts'
+import { createRpcClient } from '../../src/chain/rpc-client.ts'
+import { createMetrics } from '../../src/common/metrics.ts'
+import { createTrackingEvents } from '../../src/common/tracking-events.ts'
+import { builtInChains } from '../../src/config/chains.ts'
+import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
+import { createReceiptSource } from '../../src/engine/block-evidence.ts'
+import { createBlockFollower } from '../../src/engine/block-follower.ts'
+import { createChainProcessor } from '../../src/engine/chain-processor.ts'
+import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
+import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
+import { createVerdicts } from '../../src/engine/verdicts.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
+import { insertTestTracking, randomAddress } from '../support/trackings.ts'
+
+let anvil: Anvil
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+before(async () => {
+  anvil = await startAnvil()
+  database = await createTestDatabase()
+})
+after(async () => {
+  await database?.close()
+  await anvil?.stop()
+})
+
+/** The table a statement reads or writes first, as far as this test needs to tell them apart. */
+function tableOf(node: OperationNode): string {
+  type Table = { table?: { identifier?: { name?: string } }; node?: Table }
+  const named = node as { from?: { froms?: Table[] }; into?: Table }
+  const first = named.from?.froms?.[0]
+  // `from x as y` is an alias around the table.
+  const from = (first?.node ?? first)?.table?.identifier?.name
+  if (from) return `select ${from}`
+  const into = named.into?.table?.identifier?.name
+  if (into) return `insert ${into}`
+  const raw = (node as { sqlFragments?: readonly string[] }).sqlFragments?.join(' ') ?? ''
+  if (/UPDATE trackings AS t\s+SET status/.test(raw)) return 'verdicts'
+  return node.kind
+}
+
+test("a block's own payment is written and announced before the follow-up reads matched trackings and watched successes", async () => {
+  const chain = { ...builtInChains().ethereum!, chainId: anvil.chainId, rpc: [anvil.rpcUrl], pollingIntervalMs: 20, rpcTimeoutMs: 2_000 }
+  const client = createRpcClient(chain, { retryRounds: 0 })
+  const reader = createChainReader(client)
+  const logger = pino({ level: 'silent' })
+  const events = createTrackingEvents()
+  const metrics = createEngineMetrics(createMetrics().registry, {
+    now: () => new Date(),
+    chains: ['ethereum'],
+    countPending: async () => new Map(),
+  })
+  const steps: string[] = []
+  const noting: KyselyPlugin = {
+    transformQuery: (args) => {
+      steps.push(tableOf(args.node))
+      return args.node
+    },
+    transformResult: async (args) => args.result,
+  }
+  const db = database.db.withPlugin(noting)
+  events.on('completed', () => void steps.push('announced'))
+  const verdicts = createVerdicts({
+    chain: 'ethereum',
+    db,
+    events,
+    clock: () => new Date(),
+    logger,
+    metrics,
+    isCanonical: async () => true,
+  })
+  const processor = createChainProcessor({
+    chain: 'ethereum',
+    db,
+    evidence: createEvidenceReader(client),
+    receipts: createReceiptSource(reader),
+    verdicts,
+    metrics,
+    logger,
+    clock: () => new Date(),
+    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics }),
+  })
+  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event, window) => processor.handle(event, undefined, window) })
+  await follower.sync()
+
+  const [, payer] = anvil.accounts
+  const tracking = await insertTestTracking(database.db, (await createAccount(database.db, 'two rounds')).id, {
+    blockchain: 'ethereum',
+    sender: payer!.address.toLowerCase(),
+    nonce: BigInt(await anvil.publicClient.getTransactionCount({ address: payer!.address })),
+    receiver: randomAddress(),
+    token: NATIVE_TOKEN,
+    amount: '1',
+    decimals: 18,
+    transaction: null,
+    afterBlock: await anvil.publicClient.getBlockNumber(),
+    confirmations: 1,
+  })
+  await sendNative(anvil, payer!, tracking.receiver as `0x${string}`, parseEther('1'))
+  steps.length = 0
+  await follower.sync()
+
+  const at = (step: string) => steps.indexOf(step)
+  assert.ok(at('verdicts') >= 0 && at('announced') > at('verdicts'), `the payment is written, then announced: ${steps.join(', ')}`)
+  assert.ok(at('select tracking_matches') > at('announced'), `matched trackings are read after the announcement: ${steps.join(', ')}`)
+  assert.ok(at('select success_watches') > at('announced'), 'watched successes too')
+  const row = await database.db.selectFrom('trackings').select('status').where('id', '=', tracking.id).executeTakeFirstOrThrow()
+  assert.equal(row.status, 'success')
+  const recorded = await database.db
+    .selectFrom('chain_blocks')
+    .select('number')
+    .where('chain', '=', 'ethereum')
+    .orderBy('number', 'desc')
+    .executeTakeFirstOrThrow()
+  assert.equal(BigInt(recorded.number), await anvil.publicClient.getBlockNumber(), 'the block is recorded as processed')
+})
