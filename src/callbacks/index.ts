@@ -126,7 +126,7 @@ export async function createCallbacks(
     lease: (now) => worker.handoff.lease(now),
     take(deliveries) {
       for (const delivery of deliveries) handedOff.add(delivery.trackingId)
-      worker.handoff.take(deliveries)
+      return worker.handoff.take(deliveries)
     },
   }
   const wakeOnCompletion = (tracking: Tracking) => {

@@ -22,6 +22,12 @@ export interface AttemptPipeline {
    * for a slot of `host` like a delivery does. After `close` it resolves as not sent.
    */
   send(host: string, url: string, body: string, headersAt: (startedAt: Date) => Record<string, string>): Promise<SendResult>
+  /**
+   * Resolves once every delivery pushed so far has its request on its way (handed to the sender) or will
+   * not be sent: the chain engine waits for its block's callbacks to leave before its next reads
+   * (chain-processor.ts).
+   */
+  started(): Promise<void>
   /** Deliveries of this host signed or being signed and not yet answered. */
   load(host: string): number
   /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
@@ -40,6 +46,8 @@ interface Job {
   body?: string
   headers?: Record<string, string>
   secrets?: WebhookSecretSet
+  /** Its request is on its way, or it will not be sent (counted once in `starting`). */
+  left?: boolean
 }
 
 /** An attempt ready to go out (signed): what it sends, and what becomes of its answer. */
@@ -52,6 +60,8 @@ interface ReadyAttempt {
   beforeSend?(startedAt: Date): Promise<void> | undefined
   /** The pipeline closed before it was sent. */
   drop(): void
+  /** Its request is handed to the sender now. */
+  started?(): void
 }
 
 interface HostState {
@@ -91,7 +101,18 @@ export function createAttemptPipeline(options: {
     return state
   }
 
+  /** Deliveries pushed whose request has not left yet, and who waits for none to be left. */
+  let starting = 0
+  const whenStarted: (() => void)[] = []
+  const leave = (job: Job) => {
+    if (job.left) return
+    job.left = true
+    starting--
+    if (starting === 0) for (const resolve of whenStarted.splice(0)) resolve()
+  }
+
   const fail = (job: Job, failure: PaywatchError) => {
+    leave(job)
     finish(job, { durationMs: 0, statusCode: null, error: failure.shortMessage, failure, excerpt: null, forwardTo: null }, clock())
   }
 
@@ -137,6 +158,7 @@ export function createAttemptPipeline(options: {
 
   /** A job that will not be attempted (the pipeline closed): no longer in this host's load. */
   function drop(job: Job): void {
+    leave(job)
     unload(job.host)
     cancel!(job.delivery)
   }
@@ -156,6 +178,7 @@ export function createAttemptPipeline(options: {
     settle: (result, startedAt) => finish(job, result, startedAt),
     beforeSend: (startedAt) => options.beforeSend?.(job.delivery, startedAt),
     drop: () => drop(job),
+    started: () => leave(job),
   })
 
   function pumpHttp(host: string): void {
@@ -170,9 +193,11 @@ export function createAttemptPipeline(options: {
       const headers = attempt.headersAt(startedAt)
       // The attempt's start is on record before its request leaves (a crash after it is an interrupted attempt).
       const marked = attempt.beforeSend?.(startedAt)
-      const sent = marked
-        ? marked.then(() => sender.send(attempt.url, attempt.body, headers))
-        : sender.send(attempt.url, attempt.body, headers)
+      const go = () => {
+        attempt.started?.()
+        return sender.send(attempt.url, attempt.body, headers)
+      }
+      const sent = marked ? marked.then(go) : go()
       sent.then((result) => {
         state.inFlight--
         inFlight--
@@ -191,6 +216,7 @@ export function createAttemptPipeline(options: {
 
   return {
     push(delivery, host, done) {
+      starting++
       hostState(host).load++
       toSign.push({ delivery, host, done })
       pumpSigning()
@@ -222,6 +248,7 @@ export function createAttemptPipeline(options: {
         pumpHttp(host)
       })
     },
+    started: () => (starting === 0 ? Promise.resolve() : new Promise((resolve) => whenStarted.push(resolve))),
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
     close(cancelled) {

@@ -156,7 +156,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     // Only while the claim loop runs and has room for a block's worth: else the rows wait for a claim as before.
     lease: (now) =>
       loop && !stopping && maxHeld - held.size >= CLAIM_BATCH ? { claim, until: new Date(now.getTime() + leaseMs) } : undefined,
-    take(deliveries) {
+    async take(deliveries) {
       if (deliveries.length === 0) return
       if (stopping) {
         // Stopped since the lease was given: due again now, for any worker.
@@ -167,10 +167,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         ).catch(() => {})
         return
       }
-      claimer.place(deliveries, clock()).catch((error: unknown) => {
+      try {
+        await claimer.place(deliveries, clock())
+      } catch (error) {
         // Not attempted: the rows are due again when their lease ends.
         logger.warn({ err: error, deliveries: deliveries.length }, 'taking callback deliveries from their verdict failed')
-      })
+        return
+      }
+      await pipeline.started()
     },
   }
   async function run(): Promise<void> {

@@ -7,6 +7,7 @@ import type { SuccessWatch } from '../store/success-watches.ts'
 import type { MatchStore } from '../store/tracking-matches.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
+import { afterRequestsLeave } from './request-turns.ts'
 
 /** What the block's own payments need besides its transactions: whether the chain has pending trackings, and nonce-less traces. */
 export type PendingKinds = { any: boolean; traces: boolean }
@@ -84,14 +85,4 @@ export function createBlockReads(deps: {
       return { matched, watched }
     },
   }
-}
-
-/**
- * Resolves once the RPC requests just made are written to their sockets. On the embedded database a read
- * holds the main thread while it runs, and fetch (undici) writes a request only two turns of the event loop
- * after it is made (measured on Node 24): a read started at once held the block's own request back by its
- * whole time, and the node began answering only after it.
- */
-function afterRequestsLeave(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)))
 }

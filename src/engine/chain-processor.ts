@@ -245,6 +245,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       // The block is recorded as processed in the transaction of its follow-up's verdicts.
       const fresh = { number: block.number, hash: block.hash, window }
       const { judged } = await deps.verdicts.round(fresh, () => payingLane(block, finalized, event.latest === true, fence))
+      // Its callbacks leave before the follow-up's reads take the main thread (embedded database).
+      await deps.verdicts.callbacksLeft()
       const rejudged = await deps.verdicts.round(fresh, () => followUpLane(block, finalized, new Set(judged), fence, window), record)
       // From the block read to every verdict of it written (each round writes them at its end).
       const ms = performance.now() - started

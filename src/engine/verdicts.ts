@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { afterRequestsLeave, withinMs } from './request-turns.ts'
 import type { Clock } from '../common/clock.ts'
 import { recordedTransaction, type Expectation, type Judgement } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
@@ -63,6 +64,12 @@ export interface Verdicts {
   round<T>(fresh: { number: bigint; hash: string; window?: WindowView } | null, work: () => Promise<T>, record?: BlockRecord): Promise<T>
   /** Forgets the progress of trackings no longer matched (completed elsewhere: time-out, another node). */
   retain(matchedIds: Set<string>): void
+  /**
+   * Resolves once the callbacks handed to this node's worker by the writes since the last call are on the
+   * wire (at most ~`CALLBACKS_LEAVE_WAIT_MS`; at once when there were none): on the embedded database the
+   * engine's next reads hold the main thread, and requests not yet written would wait behind them.
+   */
+  callbacksLeft(): Promise<void>
 }
 
 /** A final verdict on its way to the database; `stored`: its match row goes with it. */
@@ -73,6 +80,9 @@ interface FinalWrite {
   fence: WriteFence | undefined
   log: Logger
 }
+
+/** How long the engine waits at most for a block's callbacks to leave (a host whose slots are all busy keeps them). */
+const CALLBACKS_LEAVE_WAIT_MS = 20
 
 export function createVerdicts(deps: VerdictDeps): Verdicts {
   const matches = deps.matches ?? createMatchStore(deps.db, deps.clock)
@@ -107,6 +117,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
   /** Trackings whose unprovable failure was logged already (once per tracking). */
   const unprovenLogged = new Set<string>()
 
+  /** The callbacks handed to this node's worker since `callbacksLeft` was last asked, until their requests leave. */
+  let leaving: Promise<void> | undefined
+
   /** Final verdicts of the current round, written when it ends (undefined outside a round: at once). */
   let roundWrites: FinalWrite[] | undefined
 
@@ -132,7 +145,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       const results = await completeTrackings(deps.db, requests, now, { fence, alsoWrite, lease })
       // Committed: the callbacks go to this node's worker at once (no claim query in between).
       if (lease) {
-        deps.deliveries!.take(
+        const taking = deps.deliveries!.take(
           results.flatMap((done) =>
             done?.deliveryId
               ? [
@@ -148,6 +161,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
               : [],
           ),
         )
+        leaving = leaving ? Promise.all([leaving, taking]).then(() => {}) : taking
       }
       group.forEach((w, k) => {
         published.delete(w.tracking.id)
@@ -241,6 +255,11 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
         // Also when part of the work failed: the verdicts reached stand (the block is handled again).
         if (writes.length > 0 || (done && record)) await write(writes, done ? record : undefined)
       }
+    },
+    callbacksLeft() {
+      const handedOff = leaving
+      leaving = undefined
+      return handedOff ? withinMs(handedOff, CALLBACKS_LEAVE_WAIT_MS).then(afterRequestsLeave) : Promise.resolve()
     },
     searchingAgain(trackingId) {
       const last = published.get(trackingId)

@@ -28,8 +28,8 @@ export interface ClaimedDelivery {
 export interface DeliveryHandoff {
   /** The lease to insert rows under now; undefined while the worker takes none (stopped, or full). */
   lease(now: Date): DeliveryLease | undefined
-  /** Rows committed under that lease: attempted now. */
-  take(deliveries: ClaimedDelivery[]): void
+  /** Rows committed under that lease: attempted now. Resolves once their requests are on their way (or will not be sent). */
+  take(deliveries: ClaimedDelivery[]): Promise<void>
 }
 
 /** The attempt log's error for an attempt whose worker stopped before recording its outcome. */

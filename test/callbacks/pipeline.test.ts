@@ -60,3 +60,32 @@ test('with many hosts, requests stay within the overall and per-host limits, and
   assert.ok(maxPerHost <= 2, `at most 2 per host, saw ${maxPerHost}`)
   assert.equal(pipeline.load('host0'), 0)
 })
+
+test('started() resolves once every pushed delivery has its request handed to the sender, or will not be sent', async () => {
+  const sent: string[] = []
+  const answers: ((result: SendResult) => void)[] = []
+  const sender = {
+    send: (url: string) =>
+      new Promise<SendResult>((resolve) => {
+        sent.push(url)
+        answers.push(resolve)
+      }),
+    close() {},
+  }
+  // One slot to the host: the second delivery waits for the first one's answer.
+  const pipeline = createAttemptPipeline({ signer, sender, clock: () => new Date(0), concurrency: 4, perHost: 1, signing: 8 })
+  await pipeline.started()
+  let started = false
+  pipeline.push(delivery('first', 'shop'), 'shop', () => {})
+  pipeline.push(delivery('second', 'shop'), 'shop', () => {})
+  const noCallback = delivery('silent', 'shop')
+  pipeline.push({ ...noCallback, tracking: { ...noCallback.tracking, callback: null } }, 'shop', () => {})
+  void pipeline.started().then(() => (started = true))
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(sent.length, 1)
+  assert.equal(started, false, 'the second is still waiting for its slot')
+  answers[0]!(ok)
+  for (let i = 0; i < 5 && !started; i++) await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(sent.length, 2)
+  assert.equal(started, true, 'both sent, and the one without a callback will not be')
+})
