@@ -259,7 +259,9 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
     callbacksLeft() {
       const handedOff = leaving
       leaving = undefined
-      return handedOff ? withinMs(handedOff, CALLBACKS_LEAVE_WAIT_MS).then(afterRequestsLeave) : Promise.resolve()
+      if (!handedOff) return Promise.resolve()
+      // Twice: a block's callbacks go out on one connection each, and the last ones were measured leaving a turn later.
+      return withinMs(handedOff, CALLBACKS_LEAVE_WAIT_MS).then(afterRequestsLeave).then(afterRequestsLeave)
     },
     searchingAgain(trackingId) {
       const last = published.get(trackingId)
