@@ -10,7 +10,7 @@ import { failureFields } from '../chain/rpc-failure.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { createMatchStore, findBlockCandidates, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
-import { createBlockReads } from './block-reads.ts'
+import { createBlockReads, type AroundReads } from './block-reads.ts'
 import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
 import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -189,7 +189,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   /**
    * After the block's own verdicts are written: the trackings matched in earlier blocks, judged again
    * from their stored evidence (those judged with this block already are skipped), and the watched
-   * successes checked against it. The block is recorded as processed with these writes.
+   * successes checked against it. The block is recorded as processed with these writes. `readEarlier`:
+   * the same reads, started beside the block's own (a block caught up on).
    */
   const followUpLane = async (
     block: FullBlock,
@@ -197,8 +198,9 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     judged: Set<string>,
     fence: WriteFence | undefined,
     window: WindowView | undefined,
+    readEarlier: Promise<AroundReads> | undefined,
   ): Promise<number> => {
-    const { matched, watched } = await reads.around()
+    const { matched, watched } = await (readEarlier ?? reads.around())
     const [rejudged] = await settleAll([
       rejudge.run(block.number, finalized, judged, fence, window, matched),
       deps.successes.check(watched, block, finalized, fence, window),
@@ -244,10 +246,20 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const { block, finalized, record } = event
       // The block is recorded as processed in the transaction of its follow-up's verdicts.
       const fresh = { number: block.number, hash: block.hash, window }
-      const { judged } = await deps.verdicts.round(fresh, () => payingLane(block, finalized, event.latest === true, fence))
-      // Its callbacks leave before the follow-up's reads take the main thread (embedded database).
-      await deps.verdicts.callbacksLeft()
-      const rejudged = await deps.verdicts.round(fresh, () => followUpLane(block, finalized, new Set(judged), fence, window), record)
+      const latest = event.latest === true
+      // A block caught up on is not news to announce at once: its follow-up's reads go beside its own, as
+      // throughput matters more there than the moment its callbacks leave.
+      const around = latest ? undefined : reads.around()
+      around?.catch(() => {})
+      const { judged } = await deps.verdicts.round(fresh, () => payingLane(block, finalized, latest, fence))
+      // The newest block's callbacks leave before the follow-up's reads take the main thread (embedded database).
+      const left = deps.verdicts.callbacksLeft()
+      if (latest) await left
+      const rejudged = await deps.verdicts.round(
+        fresh,
+        () => followUpLane(block, finalized, new Set(judged), fence, window, around),
+        record,
+      )
       // From the block read to every verdict of it written (each round writes them at its end).
       const ms = performance.now() - started
       deps.metrics.blockProcessed(deps.chain, ms / 1000)
