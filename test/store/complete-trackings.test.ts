@@ -237,3 +237,39 @@ for (const form of forms) {
     assert.equal((await db.selectFrom('chain_blocks').select('number').where('chain', '=', chain).execute()).length, 0)
   })
 }
+
+test("a batch written as read whose nonce-less success names a sender and nonce another of the account's trackings holds is written the long way: that one stays pending, its match dropped", async () => {
+  const db = database.db
+  const account = await createAccount(db, 'identity')
+  const holder = await insertTestTracking(db, account.id, { sender: '0x00000000000000000000000000000000000000aa', nonce: 4n })
+  const [trace, other] = await Promise.all([
+    insertTestTracking(db, account.id, { sender: null, nonce: null, nonceless: true }),
+    insertTestTracking(db, account.id, { callback: null }),
+  ])
+  await saveMatch(
+    db,
+    {
+      trackingId: trace.id,
+      chain: 'ethereum',
+      blockNumber: 5n,
+      blockHash: randomHash(),
+      transaction: randomHash(),
+      evidence: { given: null, consumer: null },
+      pendingHashes: null,
+    },
+    new Date(),
+  )
+  const results = await completeTrackings(
+    db,
+    [
+      { id: trace.id, completion: { ...success(), identity: { sender: holder.sender!, nonce: 4n } }, asRead: trace },
+      { id: other.id, completion: success(), asRead: other },
+    ],
+    new Date(),
+  )
+  assert.equal(results[0], undefined)
+  assert.equal(results[1]!.tracking.status, 'success')
+  const row = await db.selectFrom('trackings').select(['status', 'sender', 'nonce']).where('id', '=', trace.id).executeTakeFirstOrThrow()
+  assert.deepEqual(row, { status: 'pending', sender: null, nonce: null })
+  assert.equal((await db.selectFrom('tracking_matches').select('tracking_id').where('tracking_id', '=', trace.id).execute()).length, 0)
+})
