@@ -27,7 +27,8 @@ export interface CompletionRequest {
   dropMatch?: boolean
   /**
    * The tracking as the caller read it while pending (its link and callback do not change). Given for
-   * every request of a batch, the batch may be written in one statement (complete-at-once.ts).
+   * every request of a batch, the batch may be written in one statement (complete-at-once.ts); only outside
+   * a transaction, which that statement's failure (before the long way) would abort.
    */
   asRead?: Pick<Tracking, 'linkId' | 'callback'>
 }
