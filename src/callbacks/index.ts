@@ -73,7 +73,9 @@ export async function createCallbacks(
   const signer = await createCallbackSigner(db, config.signingKey, config.secretsKey)
   const sender = createCallbackSender({ timeoutMs: config.callbackTimeoutSec * 1000, allowPrivate: config.allowPrivateCallbacks })
   common.shutdown.add('callback-connections', () => sender.close())
-  const secrets = createWebhookSecretSource(db, clock, config.secretsKey, freshMsFor(database.kind))
+  // How long the worker keeps the webhook secrets and disabled endpoints it read (cache-freshness.ts).
+  const freshMs = freshMsFor(database.kind)
+  const secrets = createWebhookSecretSource(db, clock, config.secretsKey, freshMs)
   const metrics = createCallbackMetrics(common.metrics.registry, db, clock)
   const worker = createDeliveryWorker({
     db,
@@ -87,7 +89,7 @@ export async function createCallbacks(
     secrets: options.standardWebhooks === false ? undefined : secrets,
     perHost: config.endpointConcurrency,
     disableAfterMs: config.endpointDisableAfterSec * 1000,
-    endpointsFreshMs: freshMsFor(database.kind),
+    endpointsFreshMs: freshMs,
     ...options,
   })
 

@@ -11,7 +11,7 @@ import {
 import { recordAttempts } from '../../src/store/attempt-records.ts'
 import { manualClock } from '../support/clock.ts'
 import { startTestService, type TestService } from '../support/service.ts'
-import { insertCompleted, startReceiver, type Receiver } from './support.ts'
+import { deliveredOutcome, insertCompleted, startReceiver, type Receiver } from './support.ts'
 
 test('retry delays follow (n ** 4) + 15 + (rand(30) * (n + 1))', () => {
   const low = () => 0
@@ -185,24 +185,7 @@ test('a claim taking over an expired lease logs the cut-off attempt (worker name
     [[1, 'failed', 'node-a', 40_000]],
   )
   // Finished, so the next test sees nothing due.
-  await recordAttempts(
-    db,
-    [
-      {
-        delivery: second!,
-        worker: 'node-b',
-        startedAt: clock(),
-        durationMs: 5,
-        outcome: 'delivered',
-        statusCode: 200,
-        error: null,
-        excerpt: null,
-        forwardTo: null,
-        next: { state: 'delivered' },
-      },
-    ],
-    clock(),
-  )
+  await recordAttempts(db, [deliveredOutcome(second!, clock(), { worker: 'node-b', durationMs: 5 })], clock())
 })
 
 test('a worker killed holding claimed deliveries spends no retry of those it never sent, one of each it was sending', async () => {

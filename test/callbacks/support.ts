@@ -3,6 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verify } from '@depay/js-verify-signature'
 import type { Tracking } from '../../src/domain/tracking.ts'
+import type { AttemptOutcome } from '../../src/store/attempt-records.ts'
+import type { ClaimedDelivery } from '../../src/store/deliveries.ts'
 import { completeTracking, type Completion } from '../../src/store/complete-tracking.ts'
 import type { Db } from '../../src/store/infrastructure/database.ts'
 import { insertTracking } from '../../src/store/trackings.ts'
@@ -167,5 +169,22 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     if (value !== undefined && value !== false) return value
     if (Date.now() > deadline) throw new Error('condition not reached in time')
     await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** An attempt's outcome as the worker records it: by default a 200 that delivered, started at `at`. */
+export function deliveredOutcome(delivery: ClaimedDelivery, at: Date, overrides: Partial<AttemptOutcome> = {}): AttemptOutcome {
+  return {
+    delivery,
+    worker: 'worker-a',
+    startedAt: at,
+    durationMs: 3,
+    outcome: 'delivered',
+    statusCode: 200,
+    error: null,
+    excerpt: null,
+    forwardTo: null,
+    next: { state: 'delivered' },
+    ...overrides,
   }
 }

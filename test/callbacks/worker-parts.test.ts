@@ -9,6 +9,7 @@ import { createWakeSignal } from '../../src/common/wake-signal.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import type { AttemptOutcome } from '../../src/store/attempt-records.ts'
 import { createTestDatabase } from '../support/database.ts'
+import { deliveredOutcome } from './support.ts'
 import { testTracking } from '../support/trackings.ts'
 
 test('a wake while the loop is busy is kept: the next sleep returns at once, the one after waits', async () => {
@@ -43,18 +44,7 @@ test('held deliveries settle once the last one is released', async () => {
 
 function outcome(id: string): AttemptOutcome {
   const tracking = testTracking('a', { id, secretId: id, status: 'success', callback: `https://host.example/${id}` })
-  return {
-    delivery: { id, trackingId: id, claim: 'c', attempts: 0, tracking },
-    worker: 'w',
-    startedAt: new Date(0),
-    durationMs: 1,
-    outcome: 'delivered',
-    statusCode: 200,
-    error: null,
-    excerpt: null,
-    forwardTo: null,
-    next: { state: 'delivered' },
-  }
+  return deliveredOutcome({ id, trackingId: id, claim: 'c', attempts: 0, tracking }, new Date(0), { worker: 'w', durationMs: 1 })
 }
 
 test('outcomes added in one turn go into one write; a write that fails is logged and its deliveries leave the hand', async () => {

@@ -6,23 +6,13 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
-import { parseEther } from 'viem'
-import { createChainReader } from '../../src/chain/chain-reader.ts'
+import { parseEther, type PublicClient } from 'viem'
 import { NonRetryableChainError, RetryableChainError } from '../../src/chain/errors.ts'
 import { createEvidenceReader, type EvidenceReader } from '../../src/chain/payment-evidence.ts'
-import { createRpcClient } from '../../src/chain/rpc-client.ts'
-import { createMetrics } from '../../src/common/metrics.ts'
-import { createTrackingEvents } from '../../src/common/tracking-events.ts'
-import { builtInChains } from '../../src/config/chains.ts'
 import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
-import { createReceiptSource } from '../../src/engine/block-evidence.ts'
-import { createBlockFollower } from '../../src/engine/block-follower.ts'
-import { createChainProcessor } from '../../src/engine/chain-processor.ts'
-import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
-import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
-import { createVerdicts } from '../../src/engine/verdicts.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { findMatchedTrackings } from '../../src/store/tracking-matches.ts'
+import { followAnvil } from './follower-fixture.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
@@ -40,10 +30,6 @@ after(async () => {
 })
 
 test('evidence that fails for good is not read again on every block; a retryable failure is', async () => {
-  const chain = { ...builtInChains().ethereum!, chainId: anvil.chainId, rpc: [anvil.rpcUrl], pollingIntervalMs: 20, rpcTimeoutMs: 2_000 }
-  const client = createRpcClient(chain, { retryRounds: 0 })
-  const reader = createChainReader(client)
-  const real = createEvidenceReader(client)
   const [, alice, bob] = anvil.accounts
   // Alice's transaction fails once retryably (the match is stored and read again on the next
   // block), then for good; Bob's fails for good at once.
@@ -61,51 +47,28 @@ test('evidence that fails for good is not read again on every block; a retryable
     }
     return undefined
   }
-  const evidence: EvidenceReader = {
-    ...real,
-    async fromFetched(tx, receipt, options) {
-      const error = failing(tx.from)
-      if (error) throw error
-      return real.fromFetched(tx, receipt, options)
-    },
-    async fromHash(hash, options) {
-      const tx = await client.getTransaction({ hash: hash as `0x${string}` })
-      const error = failing(tx.from)
-      if (error) throw error
-      return real.fromHash(hash, options)
-    },
+  const failingEvidence = (client: PublicClient): EvidenceReader => {
+    const real = createEvidenceReader(client)
+    return {
+      ...real,
+      async fromFetched(tx, receipt, options) {
+        const error = failing(tx.from)
+        if (error) throw error
+        return real.fromFetched(tx, receipt, options)
+      },
+      async fromHash(hash, options) {
+        const tx = await client.getTransaction({ hash: hash as `0x${string}` })
+        const error = failing(tx.from)
+        if (error) throw error
+        return real.fromHash(hash, options)
+      },
+    }
   }
 
   const lines: Record<string, unknown>[] = []
   const logger = pino({ level: 'info' }, { write: (raw: string) => void lines.push(JSON.parse(raw) as Record<string, unknown>) })
-  const events = createTrackingEvents()
-  const metrics = createEngineMetrics(createMetrics().registry, {
-    now: () => new Date(),
-    chains: ['ethereum'],
-    countPending: async () => new Map(),
-  })
   const db = database.db
-  const verdicts = createVerdicts({
-    chain: 'ethereum',
-    db,
-    events,
-    clock: () => new Date(),
-    logger,
-    metrics,
-    isCanonical: async () => true,
-  })
-  const processor = createChainProcessor({
-    chain: 'ethereum',
-    db,
-    evidence,
-    receipts: createReceiptSource(reader),
-    verdicts,
-    metrics,
-    logger,
-    clock: () => new Date(),
-    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics }),
-  })
-  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event, window) => processor.handle(event, undefined, window) })
+  const { follower } = followAnvil(anvil, db, { logger, evidence: failingEvidence })
   await follower.sync()
 
   const accountId = (await createAccount(db, 'evidence fail fast')).id

@@ -4,22 +4,11 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { KyselyPlugin, OperationNode } from 'kysely'
-import pino from 'pino'
 import { parseEther } from 'viem'
-import { createChainReader } from '../../src/chain/chain-reader.ts'
-import { createEvidenceReader } from '../../src/chain/payment-evidence.ts'
-import { createRpcClient } from '../../src/chain/rpc-client.ts'
-import { createMetrics } from '../../src/common/metrics.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
-import { builtInChains } from '../../src/config/chains.ts'
 import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
-import { createReceiptSource } from '../../src/engine/block-evidence.ts'
-import { createBlockFollower } from '../../src/engine/block-follower.ts'
-import { createChainProcessor } from '../../src/engine/chain-processor.ts'
-import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
-import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
-import { createVerdicts } from '../../src/engine/verdicts.ts'
 import { createAccount } from '../../src/store/accounts.ts'
+import { followAnvil } from './follower-fixture.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
@@ -51,16 +40,7 @@ function tableOf(node: OperationNode): string {
 }
 
 test("a block's own payment is written and announced before the follow-up reads matched trackings and watched successes", async () => {
-  const chain = { ...builtInChains().ethereum!, chainId: anvil.chainId, rpc: [anvil.rpcUrl], pollingIntervalMs: 20, rpcTimeoutMs: 2_000 }
-  const client = createRpcClient(chain, { retryRounds: 0 })
-  const reader = createChainReader(client)
-  const logger = pino({ level: 'silent' })
   const events = createTrackingEvents()
-  const metrics = createEngineMetrics(createMetrics().registry, {
-    now: () => new Date(),
-    chains: ['ethereum'],
-    countPending: async () => new Map(),
-  })
   const steps: string[] = []
   const noting: KyselyPlugin = {
     transformQuery: (args) => {
@@ -71,27 +51,7 @@ test("a block's own payment is written and announced before the follow-up reads 
   }
   const db = database.db.withPlugin(noting)
   events.on('completed', () => void steps.push('announced'))
-  const verdicts = createVerdicts({
-    chain: 'ethereum',
-    db,
-    events,
-    clock: () => new Date(),
-    logger,
-    metrics,
-    isCanonical: async () => true,
-  })
-  const processor = createChainProcessor({
-    chain: 'ethereum',
-    db,
-    evidence: createEvidenceReader(client),
-    receipts: createReceiptSource(reader),
-    verdicts,
-    metrics,
-    logger,
-    clock: () => new Date(),
-    successes: createSuccessWatcher({ chain: 'ethereum', db, events, logger, metrics }),
-  })
-  const follower = createBlockFollower({ chain, reader, db, logger, sink: (event, window) => processor.handle(event, undefined, window) })
+  const { follower } = followAnvil(anvil, db, { events })
   await follower.sync()
 
   const [, payer] = anvil.accounts

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { KyselyPlugin } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
-import { recordAttempts, type AttemptOutcome } from '../../src/store/attempt-records.ts'
-import { claimDueDeliveries, type ClaimedDelivery } from '../../src/store/deliveries.ts'
+import { recordAttempts } from '../../src/store/attempt-records.ts'
+import { claimDueDeliveries } from '../../src/store/deliveries.ts'
 import { successfulEndpointsUpsert } from '../../src/store/endpoint-health.ts'
-import { insertCompleted } from '../callbacks/support.ts'
+import { deliveredOutcome, insertCompleted } from '../callbacks/support.ts'
 import { createTestDatabase } from '../support/database.ts'
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>
@@ -15,19 +15,6 @@ before(async () => {
   database = await createTestDatabase()
 })
 after(async () => database?.close())
-
-const delivered = (delivery: ClaimedDelivery, at: Date): AttemptOutcome => ({
-  delivery,
-  worker: 'worker-a',
-  startedAt: at,
-  durationMs: 3,
-  outcome: 'delivered',
-  statusCode: 200,
-  error: null,
-  excerpt: null,
-  forwardTo: null,
-  next: { state: 'delivered' },
-})
 
 test('a batch without forward_to is one statement: the deliveries this worker holds are delivered and their users released, with the endpoint health; a delivery taken over is only logged', async () => {
   const db = database.db
@@ -57,7 +44,12 @@ test('a batch without forward_to is one statement: the deliveries this worker ho
   }
   const at = new Date(now.getTime() + 1_000)
   const health = successfulEndpointsUpsert([{ accountId: account.id, url, succeeded: true, gone: false }], at)
-  const released = await recordAttempts(db.withPlugin(counting), [delivered(keptDelivery, at), delivered(lostDelivery, at)], at, health)
+  const released = await recordAttempts(
+    db.withPlugin(counting),
+    [deliveredOutcome(keptDelivery, at), deliveredOutcome(lostDelivery, at)],
+    at,
+    health,
+  )
   assert.equal(statements, 1)
   assert.deepEqual(
     released.map((t) => [t.id, t.release, t.releasedAt?.toISOString()]),
