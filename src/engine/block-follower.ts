@@ -48,6 +48,11 @@ export type FollowerSink = (event: FollowerEvent, window: WindowView) => Promise
 
 export interface FollowerState {
   head: WindowBlock | undefined
+  /**
+   * The newest head a sync learned of, before reading any block up to it: every block whose payments
+   * are read is at or below it, so a payment above it is found by a block still to come.
+   */
+  seen: bigint | undefined
   finalized: bigint
   /** Wall time (ms) of the last sync that reached the RPC's head. */
   syncedAt: number | undefined
@@ -103,7 +108,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   /** After a reorg deeper than the window: the number to restart from with an empty window. */
   let restartAt: bigint | undefined
   const finality = createFinality(chain, reader, deps.logger)
-  const state: FollowerState = { head: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
+  const state: FollowerState = { head: undefined, seen: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
   const view: WindowView = { holds: (number, hash) => stored.loaded?.holds(number, hash) }
 
   const load = async (): Promise<BlockWindow> => {
@@ -190,6 +195,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     const next = announced && win.tip && announced.number === win.tip.number + 1n && announced.parentHash === win.tip.hash
     const head = next ? announced : await reader.header('latest')
     if (!head) throw new RetryableChainError('the RPC returned no latest block')
+    state.seen = head.number
     if (win.tip?.number === head.number && win.tip.hash === head.hash) {
       state.syncedAt = now()
       state.lastError = undefined

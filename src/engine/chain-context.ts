@@ -132,6 +132,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       verdicts,
       finality: createFinality(chain, reader, logger),
       followerHead: () => current.follower?.state.head?.number,
+      seenHead: () => current.follower?.state.seen,
       transactionCounts: async (senders, block) => {
         const answers = await sendRpcBatch(
           chain.rpc,

@@ -18,10 +18,12 @@ export interface FastPathChecksDeps {
   trackingTimeoutSec: number
   /** Checks (of trackings the sieve left) running at once. */
   concurrency?: number
+  /** A chain's next sieve round waits for the follower's next head, or this long at most (default 1 s). */
+  roundGapMs?: number
 }
 
 export interface FastPathChecks {
-  /** Checks `tracking` now (at most `concurrency` at once); resolves when this attempt is done. */
+  /** Checks `tracking` (its chain's next sieve round, then on its own if the sieve leaves it); resolves when this attempt is done. */
   check(tracking: Tracking): Promise<void>
   /** No new check or retry starts from now on. */
   halt(): void
@@ -30,15 +32,18 @@ export interface FastPathChecks {
 }
 
 /**
- * Trackings kept whole in the waiting line; beyond this, a waiting tracking is kept by its id and
- * read again when its turn comes. A burst of creates outruns the checks (each a few RPC calls):
- * `bench:memory`, 20 s of creates at ~1,150/s, left ~18,000 checks waiting, ~2 KB each while every
- * one was a suspended call with its own logger; an id costs ~100 bytes.
+ * Trackings kept whole in the waiting lines; beyond this, a waiting tracking is kept by its id and
+ * read again when its turn comes. A burst of creates outruns the checks: `bench:memory`, 20 s of
+ * creates at ~1,150/s, left ~18,000 checks waiting, ~2 KB each while every one was a suspended call
+ * with its own logger; an id costs ~100 bytes.
  */
 const WHOLE_IN_LINE = 1_000
 
-/** Waiting checks taken at once: sieved in one transaction-count batch, their trackings read in one query. */
-const SIEVE_BATCH = 100
+/** Waiting checks of one chain taken in one round: those kept by id read in one query, all sieved at once. */
+const ROUND_MOST = 5_000
+
+/** How often a chain whose next round waits for a new head looks at its follower's head (no I/O). */
+const HEAD_LOOK_MS = 20
 
 /** A check waiting for its turn: the tracking (or its id, re-read), its failures so far, its caller. */
 interface Waiting {
@@ -47,49 +52,91 @@ interface Waiting {
   done: () => void
 }
 
+/** One chain's waiting checks and its sieve rounds: one at a time, one per head (or per `roundGapMs`). */
+interface ChainLine {
+  line: ReturnType<typeof createLine<Waiting>>
+  rounding: boolean
+  wake: NodeJS.Timeout | undefined
+  lastHead: bigint | undefined
+  lastAt: number | undefined
+}
+
 /**
- * A new tracking is checked at once, a few at a time (the others wait in line, in order), and
- * retried with backoff (`backoffPolicies.fastPathCheck`) while the check fails for a reason that may
- * pass; a NonRetryableError ends the retries at once (the blocks to come judge the tracking anyway).
+ * New trackings wait in their chain's line for its next sieve round: one transaction-count request
+ * per thousand of them, at the follower's newest head, sorts out those whose nonce is unused (the
+ * blocks to come find them). A round starts at once when the follower learned of a head since the
+ * last one, else at the next head or after `roundGapMs`: a burst of creates costs about one request
+ * per block, not one per hundred trackings (`bench:bulk`: 66 requests per block during 100,000
+ * creates). The ones left are checked one by one, `concurrency` at a time, and retried with backoff
+ * (`backoffPolicies.fastPathCheck`) while the check fails for a reason that may pass; a
+ * NonRetryableError ends the retries at once (the blocks to come judge the tracking anyway).
  */
 export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
-  const concurrency = deps.concurrency ?? 8
-  // Two batches at once (one sieving while the other's few left are checked), `concurrency` checks in all.
-  const batchesAtOnce = Math.min(2, concurrency)
-  const checksPerBatch = Math.max(1, Math.floor(concurrency / batchesAtOnce))
-  const line = createLine<Waiting>()
+  const concurrency = Math.max(1, deps.concurrency ?? 8)
+  const roundGapMs = deps.roundGapMs ?? 1_000
+  const lines = new Map<string, ChainLine>()
   const retries = new Set<NodeJS.Timeout>()
   const running = new Set<Promise<void>>()
+  const checksWaiting = createLine<() => Promise<void>>()
+  let checking = 0
+  let waitingWhole = 0
   let stopped = false
 
-  const enqueue = (tracking: Tracking | string, failures: number) =>
+  const enqueue = (tracking: Tracking | string, chain: string, failures: number) =>
     new Promise<void>((done) => {
-      if (stopped) return done()
-      line.push({ tracking: typeof tracking !== 'string' && line.length >= WHOLE_IN_LINE ? tracking.id : tracking, failures, done })
-      pump()
+      if (stopped || !deps.chainOf(chain)) return done()
+      let state = lines.get(chain)
+      if (!state)
+        lines.set(chain, (state = { line: createLine(), rounding: false, wake: undefined, lastHead: undefined, lastAt: undefined }))
+      const whole = typeof tracking !== 'string' && waitingWhole < WHOLE_IN_LINE
+      if (whole) waitingWhole++
+      state.line.push({ tracking: whole || typeof tracking === 'string' ? tracking : tracking.id, failures, done })
+      // The creates of this turn of the event loop go in the same round.
+      if (!state.wake && !state.rounding) state.wake = setTimeout(() => wake(chain), 0)
     })
 
-  /**
-   * Takes up to `SIEVE_BATCH` waiting checks at once: their trackings are read (those kept by id in one
-   * query), sieved per chain in two requests (sieveNewTrackings), and only the ones the sieve leaves are
-   * checked one by one, `concurrency` at a time.
-   */
-  const pump = () => {
-    while (!stopped && running.size < batchesAtOnce && line.length > 0) {
-      const batch: Waiting[] = []
-      while (batch.length < SIEVE_BATCH && line.length > 0) batch.push(line.shift()!)
-      const work = attemptBatch(batch).finally(() => {
-        for (const waiting of batch) waiting.done()
-      })
-      running.add(work)
-      void work.finally(() => {
-        running.delete(work)
-        pump()
-      })
+  const wake = (name: string) => {
+    const state = lines.get(name)!
+    state.wake = undefined
+    if (stopped || state.rounding || state.line.length === 0) return
+    const chain = deps.chainOf(name)
+    if (!chain) {
+      for (let waiting = state.line.shift(); waiting; waiting = state.line.shift()) {
+        if (typeof waiting.tracking !== 'string') waitingWhole--
+        waiting.done()
+      }
+      return
     }
+    const seen = chain.seenHead?.()
+    const now = deps.clock().getTime()
+    const newHead = seen !== undefined && (state.lastHead === undefined || seen > state.lastHead)
+    const gapLeft = state.lastAt === undefined || newHead ? 0 : state.lastAt + roundGapMs - now
+    if (gapLeft > 0) {
+      state.wake = setTimeout(() => wake(name), seen === undefined ? gapLeft : Math.min(gapLeft, HEAD_LOOK_MS))
+      state.wake.unref()
+      return
+    }
+    state.lastHead = seen
+    state.lastAt = now
+    state.rounding = true
+    const batch: Waiting[] = []
+    while (batch.length < ROUND_MOST && state.line.length > 0) batch.push(state.line.shift()!)
+    for (const waiting of batch) if (typeof waiting.tracking !== 'string') waitingWhole--
+    track(
+      round(chain, batch).finally(() => {
+        state.rounding = false
+        wake(name)
+      }),
+    )
   }
 
-  const attemptBatch = async (batch: Waiting[]): Promise<void> => {
+  const track = (work: Promise<void>) => {
+    running.add(work)
+    void work.finally(() => running.delete(work))
+  }
+
+  /** Reads the trackings kept by id, sieves them all, and hands those the sieve leaves to the one-by-one checks. */
+  const round = async (chain: FastPathDeps, batch: Waiting[]): Promise<void> => {
     const ids = batch.flatMap((waiting) => (typeof waiting.tracking === 'string' ? [waiting.tracking] : []))
     let reread = new Map<string, Tracking>()
     try {
@@ -97,38 +144,43 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
     } catch (error) {
       deps.logger.warn({ err: error, trackings: ids.length }, 'could not re-read the trackings for their checks')
     }
-    const byChain = new Map<FastPathDeps, { tracking: Tracking; failures: number }[]>()
+    const items: { tracking: Tracking; waiting: Waiting }[] = []
     for (const waiting of batch) {
       const tracking = typeof waiting.tracking === 'string' ? reread.get(waiting.tracking) : waiting.tracking
-      const chain = tracking && deps.chainOf(tracking.blockchain)
-      if (!tracking || !chain || tracking.status !== 'pending') continue
-      const group = byChain.get(chain) ?? []
-      group.push({ tracking, failures: waiting.failures })
-      byChain.set(chain, group)
+      if (tracking && tracking.status === 'pending' && !stopped) items.push({ tracking, waiting })
+      else waiting.done()
     }
-    for (const [chain, group] of byChain) {
-      if (stopped) return
-      let left = group
-      try {
-        const unsieved = new Set(
-          await sieveNewTrackings(
-            chain,
-            group.map((item) => item.tracking),
-          ),
-        )
-        left = group.filter((item) => unsieved.has(item.tracking))
-      } catch (error) {
-        // Each is checked on its own instead, with its own retries.
-        deps.logger.warn({ ...failureFields(error), trackings: group.length }, 'sieving new trackings failed; checking them one by one')
-      }
-      let next = 0
-      const worker = async () => {
-        while (!stopped && next < left.length) {
-          const item = left[next++]!
-          await attempt(chain, item.tracking, item.failures)
-        }
-      }
-      await Promise.all(Array.from({ length: Math.min(checksPerBatch, left.length) }, worker))
+    let left = items
+    try {
+      const unsieved = new Set(
+        await sieveNewTrackings(
+          chain,
+          items.map((item) => item.tracking),
+        ),
+      )
+      left = items.filter((item) => unsieved.has(item.tracking))
+    } catch (error) {
+      // Each is checked on its own instead, with its own retries.
+      deps.logger.warn({ ...failureFields(error), trackings: items.length }, 'sieving new trackings failed; checking them one by one')
+    }
+    const leftSet = new Set(left)
+    for (const item of items) if (!leftSet.has(item)) item.waiting.done()
+    for (const item of left) {
+      checksWaiting.push(() => attempt(chain, item.tracking, item.waiting.failures).finally(item.waiting.done))
+    }
+    startChecks()
+  }
+
+  const startChecks = () => {
+    while (!stopped && checking < concurrency && checksWaiting.length > 0) {
+      const check = checksWaiting.shift()!
+      checking++
+      track(
+        check().finally(() => {
+          checking--
+          startChecks()
+        }),
+      )
     }
   }
 
@@ -147,11 +199,10 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
       const age = deps.clock().getTime() - tracking.createdAt.getTime()
       if (age > deps.trackingTimeoutSec * 1000) return
       log.warn({ ...failureFields(error), retryInMs: delay }, 'new tracking check failed; retrying')
-      const id = tracking.id
       const timer = setTimeout(() => {
         retries.delete(timer)
         // Read again when its turn comes: it may have completed meanwhile.
-        void enqueue(id, failures + 1)
+        void enqueue(tracking.id, tracking.blockchain, failures + 1)
       }, delay)
       timer.unref()
       retries.add(timer)
@@ -159,15 +210,19 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
   }
 
   return {
-    check: (tracking) => enqueue(tracking, 0),
+    check: (tracking) => enqueue(tracking, tracking.blockchain, 0),
     halt() {
       stopped = true
       for (const timer of retries) clearTimeout(timer)
       // The waiting ones never start; their callers are answered.
-      for (let waiting = line.shift(); waiting; waiting = line.shift()) waiting.done()
+      for (const state of lines.values()) {
+        clearTimeout(state.wake)
+        for (let waiting = state.line.shift(); waiting; waiting = state.line.shift()) waiting.done()
+      }
+      for (let check = checksWaiting.shift(); check; check = checksWaiting.shift()) void check()
     },
     async settle() {
-      await Promise.allSettled([...running])
+      while (running.size > 0) await Promise.allSettled([...running])
     },
   }
 }

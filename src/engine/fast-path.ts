@@ -18,6 +18,11 @@ export interface FastPathDeps {
   verdicts: Verdicts
   /** The newest block this node's follower processed, when it follows the chain. */
   followerHead(): bigint | undefined
+  /**
+   * The newest head this node's follower learned of (every block it reads payments of is at or below
+   * it), when it follows the chain: the block the sieve counts at, without asking for the latest.
+   */
+  seenHead?(): bigint | undefined
   /** Runs the final step in turn with the follower's block handling, when this node follows the chain. */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   locate?: LocateOptions
@@ -45,13 +50,8 @@ export type FastPathResult = 'judged' | 'waiting'
  * to come will find it. RPC failures throw (retryable): the caller tries again later.
  */
 export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
-  const head = await deps.reader.header('latest')
-  if (!head) throw new RetryableChainError('the RPC returned no latest block')
+  const head = { number: await latestNotBehind(deps) }
   const followed = deps.followerHead()
-  // A lagging RPC (after a failover) could say "not mined yet" about a block already processed.
-  if (followed !== undefined && head.number < followed) {
-    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
-  }
   if (tracking.nonce === null) {
     if (!tracking.transaction) {
       // Found by receiver: the blocks to come, and those this node's follower passed before it existed
@@ -101,9 +101,17 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
 }
 
 /**
- * Sorts out, in two requests for many new trackings, those whose payment cannot have been mined yet:
- * no named transaction, and the sender's transaction count at the head says the nonce is unused. The
- * blocks to come will find those; the others (returned) are checked one by one by `checkNewTracking`.
+ * Transaction counts asked in one HTTP request at most: providers cap their JSON-RPC batches (Alchemy
+ * at 1,000 calls).
+ */
+export const COUNTS_PER_REQUEST = 1_000
+
+/**
+ * Sorts out, in one request per thousand new trackings, those whose payment cannot have been mined
+ * yet: no named transaction, and the sender's transaction count says the nonce is unused at the
+ * follower's newest head (or, when this node does not follow the chain, at the latest block, one
+ * request more). The blocks after that head will find those: they are read after it was learned of,
+ * so after the trackings were stored. The others (returned) are checked one by one by `checkNewTracking`.
  * A burst of 100,000 creates was 200,000 requests (head and count per tracking, 8 at a time).
  */
 export async function sieveNewTrackings(deps: FastPathDeps, trackings: Tracking[]): Promise<Tracking[]> {
@@ -112,21 +120,31 @@ export async function sieveNewTrackings(deps: FastPathDeps, trackings: Tracking[
     (t): t is Tracking & { sender: string; nonce: bigint } => !t.transaction && t.sender != null && t.nonce != null,
   )
   if (!deps.transactionCounts || countable.length < 2) return trackings
-  const head = await deps.reader.header('latest')
-  if (!head) throw new RetryableChainError('the RPC returned no latest block')
-  const followed = deps.followerHead()
-  // As in checkNewTracking: a lagging RPC could say "unused" of a nonce used in a block already processed.
-  if (followed !== undefined && head.number < followed) {
-    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
-  }
-  const senders = [...new Set(countable.map((t) => t.sender.toLowerCase()))]
-  const counts = await deps.transactionCounts(senders as Address[], head.number)
+  const counting = deps.transactionCounts.bind(deps)
+  const head = deps.seenHead?.() ?? (await latestNotBehind(deps))
+  const senders = [...new Set(countable.map((t) => t.sender.toLowerCase()))] as Address[]
+  const chunks = Array.from({ length: Math.ceil(senders.length / COUNTS_PER_REQUEST) }, (_, i) =>
+    senders.slice(i * COUNTS_PER_REQUEST, (i + 1) * COUNTS_PER_REQUEST),
+  )
+  const counts = (await Promise.all(chunks.map((chunk) => counting(chunk, head)))).flat()
   const countOf = new Map(senders.map((sender, i) => [sender, counts[i] ?? null]))
   const unused = new Set<Tracking>(
     countable.filter((t) => {
-      const count = countOf.get(t.sender.toLowerCase())
+      const count = countOf.get(t.sender.toLowerCase() as Address)
       return count != null && count <= t.nonce
     }),
   )
   return trackings.filter((t) => !unused.has(t))
+}
+
+/** The RPC's latest block, refused while it is behind the block the follower processed (a lagging RPC after a failover). */
+async function latestNotBehind(deps: FastPathDeps): Promise<bigint> {
+  const head = await deps.reader.header('latest')
+  if (!head) throw new RetryableChainError('the RPC returned no latest block')
+  const followed = deps.followerHead()
+  // A lagging RPC could say "not mined yet" or "unused" of what a block already processed holds.
+  if (followed !== undefined && head.number < followed) {
+    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
+  }
+  return head.number
 }
