@@ -1,11 +1,13 @@
 // npm run bench:bulk — registering many payments at once: BENCH_CREATES (default 20,000; the issue's
 // figure is 100,000) creates through the API (BENCH_CONCURRENCY at a time, default 64), from random
 // senders, while the service follows an Anvil that mines a block a second through a counting proxy.
-// Prints creates/s, when the last new tracking was checked against the chain (every sender's
+// Prints creates/s, where the CPU went meanwhile (the service's main thread, the whole service, the load
+// generator, the machine), when the last new tracking was checked against the chain (every sender's
 // transaction count asked) counted from the last create, and the RPC requests per block before, during
 // and after the creates. Embedded database unless DATABASE_URL is set.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +17,7 @@ import { createFreshDatabaseUrl, dropDatabase } from '../test/support/database.t
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
 import { startRpcCounter } from './peers/rpc-counter.ts'
+import { machineCpu, readStat } from './proc-cpu.ts'
 import { createAccountKey, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -22,6 +25,19 @@ const CREATES = Number(process.env.BENCH_CREATES ?? 20_000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const ADMIN_TOKEN = randomBytes(16).toString('hex')
 const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
+interface RequestSpec {
+  method: string
+  path: string
+  headers: Record<string, string>
+  setupRequest: (request: RequestSpec & { body?: string }) => RequestSpec & { body: string }
+}
+type Autocannon = (options: {
+  url: string
+  connections: number
+  amount: number
+  requests: RequestSpec[]
+}) => Promise<{ '2xx': number; non2xx: number; errors: number }>
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const anvil = await startAnvil({ blockTime: 1 })
@@ -64,33 +80,49 @@ try {
   const afterBlock = await blockNow()
   ;[b0, r0] = [afterBlock, proxy.requests]
   let created = 0
+  // Where the machine's CPU goes during the creates: what bounds creates/s (see the figures printed).
+  const servicePid = children[0]!.pid!
+  const cpuNow = () => ({
+    serviceMain: readStat(`/proc/${servicePid}/task/${servicePid}/stat`)?.cpuMs ?? 0,
+    service: readStat(`/proc/${servicePid}/stat`)?.cpuMs ?? 0,
+    generator: readStat('/proc/self/stat')?.cpuMs ?? 0,
+    machine: machineCpu() ?? { busy: 0, idle: 0 },
+  })
+  const cpuBefore = cpuNow()
   const started = performance.now()
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (created < CREATES) {
-        const serial = ++created
-        const response = await fetch(`${url}/v2/payments`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': key },
-          body: JSON.stringify({
-            blockchain: 'ethereum',
-            sender: `0x${randomBytes(20).toString('hex')}`,
-            nonce: serial % 50,
-            receiver: `0x${randomBytes(20).toString('hex')}`,
-            token: NATIVE,
-            amount: '1.25',
-            after_block: afterBlock,
-            secret_id: `bulk-${serial}`,
-            callback: 'https://merchant.example/cb',
-          }),
-        })
-        const body = await response.text()
-        if (response.status !== 201) throw new Error(`create answered ${response.status}: ${body}`)
-      }
-    }),
-  )
+  const body = (serial: number) =>
+    JSON.stringify({
+      blockchain: 'ethereum',
+      sender: `0x${randomBytes(20).toString('hex')}`,
+      nonce: serial % 50,
+      receiver: `0x${randomBytes(20).toString('hex')}`,
+      token: NATIVE,
+      amount: '1.25',
+      after_block: afterBlock,
+      secret_id: `bulk-${serial}`,
+      callback: 'https://merchant.example/cb',
+    })
+  // autocannon, not fetch: at 64 requests at once fetch took ~70% of a core, on a machine of two.
+  const result = await autocannon({
+    url,
+    connections: CONCURRENCY,
+    amount: CREATES,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v2/payments',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        setupRequest: (request) => ({ ...request, body: body(++created) }),
+      },
+    ],
+  })
+  if (result['2xx'] !== CREATES)
+    throw new Error(`${CREATES - result['2xx']} creates failed (${result.non2xx} non-2xx, ${result.errors} errors)`)
   const lastCreate = performance.now()
   const createSeconds = (lastCreate - started) / 1000
+  const cpuAfter = cpuNow()
+  const share = (ms: number) => `${((100 * ms) / (lastCreate - started)).toFixed(0)}%`
+  const machineMs = cpuAfter.machine.busy + cpuAfter.machine.idle - cpuBefore.machine.busy - cpuBefore.machine.idle
   const [b1, r1] = [await blockNow(), proxy.requests]
   const duringPerBlock = (r1 - r0) / Math.max(1, b1 - b0)
   // Checked: every new sender's transaction count was asked (one per tracking: random senders).
@@ -104,6 +136,9 @@ try {
   console.log(
     `bench:bulk — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${CREATES.toLocaleString('en')} creates, ${CONCURRENCY} at a time\n` +
       `creates: ${(CREATES / createSeconds).toFixed(0)}/s (${createSeconds.toFixed(1)} s)\n` +
+      `CPU during the creates, % of one core: service main thread (HTTP, PGlite, engine) ${share(cpuAfter.serviceMain - cpuBefore.serviceMain)}, ` +
+      `service in all ${share(cpuAfter.service - cpuBefore.service)}, load generator ${share(cpuAfter.generator - cpuBefore.generator)}; ` +
+      `machine busy ${((100 * (cpuAfter.machine.busy - cpuBefore.machine.busy)) / Math.max(1, machineMs)).toFixed(0)}% of all cores\n` +
       `all checked against the chain ${checkedAfter.toFixed(1)} s after the last create (${(counts() - countsBefore).toLocaleString('en')} transaction counts asked)\n` +
       `RPC requests per block: following alone ${idlePerBlock.toFixed(1)}, during the creates ${duringPerBlock.toFixed(1)}, ` +
       `after them until checked ${checkingPerBlock.toFixed(1)}, then ${afterPerBlock.toFixed(1)}`,
