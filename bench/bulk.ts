@@ -18,7 +18,7 @@ import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
 import { startRpcCounter } from './peers/rpc-counter.ts'
 import { machineCpu, readStat } from './proc-cpu.ts'
-import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+import { createAccountKey, SERVICE_MALLOC_ENV, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000)
@@ -60,7 +60,7 @@ try {
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
-      MALLOC_ARENA_MAX: '2',
+      ...SERVICE_MALLOC_ENV,
       PAYWATCH_RATE_RPS: '1000000',
       PAYWATCH_RATE_PARALLEL: '100000',
       PAYWATCH_RATE_DAILY: '1000000000',

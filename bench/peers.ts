@@ -31,7 +31,7 @@ import { freePort } from '../test/support/ports.ts'
 import { readStat } from './proc-cpu.ts'
 import { installPonder, PONDER_VERSION, writePonderApp } from './peers/ponder-app.ts'
 import { startRpcCounter, type RpcCounter } from './peers/rpc-counter.ts'
-import { createAccountKey, startChild, stopChildren } from './service-child.ts'
+import { createAccountKey, SERVICE_MALLOC_ENV, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const SIZES = (process.env.BENCH_PENDING ?? '1000,100000').split(',').map(Number)
@@ -202,7 +202,8 @@ async function runSize(pending: number): Promise<Figures[]> {
               PAYWATCH_ADMIN_TOKEN: ADMIN_TOKEN,
               PAYWATCH_ALLOW_PRIVATE_CALLBACKS: 'true',
               LOG_LEVEL: 'warn',
-              MALLOC_ARENA_MAX: '2',
+              // As the service runs (npm start): the first peers runs measured RSS without these.
+              ...SERVICE_MALLOC_ENV,
               PAYWATCH_RATE_RPS: '1000000',
               PAYWATCH_RATE_PARALLEL: '100000',
               PAYWATCH_RATE_DAILY: '1000000000',

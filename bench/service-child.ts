@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 
+/** The malloc settings `npm start` and `npx paywatch` run the service with (package.json, bin/paywatch.js). */
+export const SERVICE_MALLOC_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' }
+
 /**
  * Starts a server script under this node and resolves with its URL once it printed {"listening": …}.
  * The child is added to `children` (for `stopChildren`); `ipc` opens a message channel to it.
