@@ -79,6 +79,9 @@ try {
 
   const afterBlock = await blockNow()
   ;[b0, r0] = [afterBlock, proxy.requests]
+  // The checks' requests are those holding transaction counts; the rest are the follower's (and the checks' few others).
+  const checkRequests = () => proxy.requestsWith.get('eth_getTransactionCount') ?? 0
+  const checksBefore = checkRequests()
   let created = 0
   // Where the machine's CPU goes during the creates: what bounds creates/s (see the figures printed).
   const servicePid = children[0]!.pid!
@@ -125,6 +128,7 @@ try {
   const machineMs = cpuAfter.machine.busy + cpuAfter.machine.idle - cpuBefore.machine.busy - cpuBefore.machine.idle
   const [b1, r1] = [await blockNow(), proxy.requests]
   const duringPerBlock = (r1 - r0) / Math.max(1, b1 - b0)
+  const checksPerBlock = (checkRequests() - checksBefore) / Math.max(1, b1 - b0)
   // Checked: every new sender's transaction count was asked (one per tracking: random senders).
   while (counts() - countsBefore < CREATES && performance.now() - lastCreate < 900_000) await sleep(100)
   const checkedAfter = (performance.now() - lastCreate) / 1000
@@ -140,7 +144,8 @@ try {
       `service in all ${share(cpuAfter.service - cpuBefore.service)}, load generator ${share(cpuAfter.generator - cpuBefore.generator)}; ` +
       `machine busy ${((100 * (cpuAfter.machine.busy - cpuBefore.machine.busy)) / Math.max(1, machineMs)).toFixed(0)}% of all cores\n` +
       `all checked against the chain ${checkedAfter.toFixed(1)} s after the last create (${(counts() - countsBefore).toLocaleString('en')} transaction counts asked)\n` +
-      `RPC requests per block: following alone ${idlePerBlock.toFixed(1)}, during the creates ${duringPerBlock.toFixed(1)}, ` +
+      `RPC requests per block: following alone ${idlePerBlock.toFixed(1)}, during the creates ${duringPerBlock.toFixed(1)} ` +
+      `(the follower's ${(duringPerBlock - checksPerBlock).toFixed(1)}, the checks' count batches ${checksPerBlock.toFixed(1)}), ` +
       `after them until checked ${checkingPerBlock.toFixed(1)}, then ${afterPerBlock.toFixed(1)}`,
   )
 } finally {

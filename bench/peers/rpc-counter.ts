@@ -13,6 +13,8 @@ export interface RpcCounter {
   readonly calls: number
   /** Calls per method. */
   readonly methods: Map<string, number>
+  /** Requests per method they hold (a batch of 5 counts once for each method in it). */
+  readonly requestsWith: Map<string, number>
   close(): Promise<void>
 }
 
@@ -31,12 +33,15 @@ export async function startRpcCounter(httpUpstream: string, wsUpstream: string):
   let requests = 0
   let calls = 0
   const methods = new Map<string, number>()
+  const requestsWith = new Map<string, number>()
   const count = (raw: string) => {
     requests++
-    for (const method of callsOf(raw)) {
+    const held = callsOf(raw)
+    for (const method of held) {
       calls++
       methods.set(method, (methods.get(method) ?? 0) + 1)
     }
+    for (const method of new Set(held)) requestsWith.set(method, (requestsWith.get(method) ?? 0) + 1)
   }
   const server = createServer((incoming: IncomingMessage, response) => {
     const chunks: Buffer[] = []
@@ -89,6 +94,7 @@ export async function startRpcCounter(httpUpstream: string, wsUpstream: string):
     get requests() {
       return requests
     },
+    requestsWith,
     get calls() {
       return calls
     },
