@@ -140,7 +140,7 @@ try {
   console.log(
     `bench:bulk — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${CREATES.toLocaleString('en')} creates, ${CONCURRENCY} at a time\n` +
       `creates: ${(CREATES / createSeconds).toFixed(0)}/s (${createSeconds.toFixed(1)} s)\n` +
-      `CPU during the creates, % of one core: service main thread (HTTP, PGlite, engine) ${share(cpuAfter.serviceMain - cpuBefore.serviceMain)}, ` +
+      `CPU during the creates, % of one core: service main thread (HTTP, ${databaseUrl ? 'the pg driver' : 'PGlite'}, engine) ${share(cpuAfter.serviceMain - cpuBefore.serviceMain)}, ` +
       `service in all ${share(cpuAfter.service - cpuBefore.service)}, load generator ${share(cpuAfter.generator - cpuBefore.generator)}; ` +
       `machine busy ${((100 * (cpuAfter.machine.busy - cpuBefore.machine.busy)) / Math.max(1, machineMs)).toFixed(0)}% of all cores\n` +
       `all checked against the chain ${checkedAfter.toFixed(1)} s after the last create (${(counts() - countsBefore).toLocaleString('en')} transaction counts asked)\n` +
