@@ -50,7 +50,7 @@ export type FastPathResult = 'judged' | 'waiting'
  * to come will find it. RPC failures throw (retryable): the caller tries again later.
  */
 export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
-  const head = { number: await latestNotBehind(deps) }
+  const head = await latestNotBehind(deps)
   const followed = deps.followerHead()
   if (tracking.nonce === null) {
     if (!tracking.transaction) {
@@ -58,8 +58,8 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
       // (in turn with it; a node that does not follow the chain leaves them to the one that does).
       if (!deps.catchUp || followed === undefined || followed <= tracking.afterBlock) return 'waiting'
       const upTo = followed
-      const finalized = (await deps.finality.at(head.number)) ?? 0n
-      return (await deps.exclusive(() => deps.catchUp!(tracking, upTo, head.number, finalized))) ? 'judged' : 'waiting'
+      const finalized = (await deps.finality.at(head)) ?? 0n
+      return (await deps.exclusive(() => deps.catchUp!(tracking, upTo, head, finalized))) ? 'judged' : 'waiting'
     }
     // A named transaction, once seen (pending or mined), fixes the sender and nonce: the block that
     // consumes that nonce then finds it, also when the transaction is replaced.
@@ -74,7 +74,7 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
     consumer = given
   } else if (!given && sender !== null && tracking.nonce !== null) {
     // A trace, or a named transaction that is not mined (yet, or ever: replaced).
-    const located = await locateConsumer(deps.reader, sender as Address, tracking.nonce, tracking.afterBlock, head.number, deps.locate)
+    const located = await locateConsumer(deps.reader, sender as Address, tracking.nonce, tracking.afterBlock, head, deps.locate)
     if (located) {
       const receipt = await deps.reader.receipt(located.tx.hash as Hash)
       if (!receipt) throw new RetryableChainError(`the RPC has no receipt for ${located.tx.hash} yet`)
@@ -84,9 +84,9 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   const judged = consumer ?? given
   if (!judged) return 'waiting'
 
-  const finalized = (await deps.finality.at(head.number)) ?? 0n
+  const finalized = (await deps.finality.at(head)) ?? 0n
   const expectation = expectationOf(tracking)
-  const judgement = judge(expectation, { given, consumer, position: { head: head.number, finalized, canonical: true } })
+  const judgement = judge(expectation, { given, consumer, position: { head, finalized, canonical: true } })
   const match: TrackingMatch = {
     trackingId: tracking.id,
     chain: deps.chain,
@@ -104,7 +104,7 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
  * Transaction counts asked in one HTTP request at most: providers cap their JSON-RPC batches (Alchemy
  * at 1,000 calls).
  */
-export const COUNTS_PER_REQUEST = 1_000
+const COUNTS_PER_REQUEST = 1_000
 
 /**
  * Sorts out, in one request per thousand new trackings, those whose payment cannot have been mined
