@@ -17,7 +17,7 @@ import { callbackBody } from './pipeline.ts'
 import { createTestEventSender, type TestEventOutcome } from './test-event.ts'
 import { followReversalEvents } from './reversal-events.ts'
 import { createWebhookSecretSource, type WebhookSecretSource } from './webhook-secret-source.ts'
-import { freshMsFor } from './cache-freshness.ts'
+import { claimPollMsFor, freshMsFor } from './cache-freshness.ts'
 
 export interface CallbacksOptions {
   random?: RandomSource
@@ -90,6 +90,7 @@ export async function createCallbacks(
     perHost: config.endpointConcurrency,
     disableAfterMs: config.endpointDisableAfterSec * 1000,
     endpointsFreshMs: freshMs,
+    pollMs: claimPollMsFor(database.kind),
     ...options,
   })
 
