@@ -18,13 +18,12 @@ import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
 import { startRpcCounter } from './peers/rpc-counter.ts'
 import { machineCpu, readStat } from './proc-cpu.ts'
-import { createAccountKey, SERVICE_MALLOC_ENV, startChild, stopChildren } from './service-child.ts'
+import { createAccountKey, randomPaymentBody, SERVICE_MALLOC_ENV, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const CREATES = Number(process.env.BENCH_CREATES ?? 20_000)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const ADMIN_TOKEN = randomBytes(16).toString('hex')
-const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
 interface RequestSpec {
   method: string
   path: string
@@ -93,18 +92,7 @@ try {
   })
   const cpuBefore = cpuNow()
   const started = performance.now()
-  const body = (serial: number) =>
-    JSON.stringify({
-      blockchain: 'ethereum',
-      sender: `0x${randomBytes(20).toString('hex')}`,
-      nonce: serial % 50,
-      receiver: `0x${randomBytes(20).toString('hex')}`,
-      token: NATIVE,
-      amount: '1.25',
-      after_block: afterBlock,
-      secret_id: `bulk-${serial}`,
-      callback: 'https://merchant.example/cb',
-    })
+  const body = (serial: number) => randomPaymentBody({ label: 'bulk', serial, nonce: serial % 50, afterBlock })
   // autocannon, not fetch: at 64 requests at once fetch took ~70% of a core, on a machine of two.
   const result = await autocannon({
     url,

@@ -24,7 +24,7 @@ import { startAnvil } from '../test/support/index.ts'
 import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
 import { readStat } from './proc-cpu.ts'
-import { askChild, createAccountKey, startChild, stopChildren } from './service-child.ts'
+import { askChild, createAccountKey, randomPaymentBody, startChild, stopChildren } from './service-child.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
@@ -180,17 +180,7 @@ try {
         const res = await fetch(`${serviceUrl}/v2/payments`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': key },
-          body: JSON.stringify({
-            blockchain: 'ethereum',
-            sender: `0x${randomBytes(20).toString('hex')}`,
-            nonce: serial,
-            receiver: `0x${randomBytes(20).toString('hex')}`,
-            token: NATIVE,
-            amount: '1.25',
-            after_block: afterBlock,
-            secret_id: `memory-${serial}`,
-            callback: 'https://merchant.example/cb',
-          }),
+          body: randomPaymentBody({ label: 'memory', serial, nonce: serial, afterBlock }),
         })
         const body = await res.text()
         if (res.status !== 201) throw new Error(`create answered ${res.status}: ${body}`)

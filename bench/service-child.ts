@@ -1,5 +1,6 @@
 // The service in its own process for the benchmarks (bench/api-server.ts): started, keyed, stopped.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
@@ -71,4 +72,22 @@ export async function stopChildren(children: ChildProcess[]): Promise<void> {
         }),
     ),
   )
+}
+
+/**
+ * The body of a create for the load benchmarks: a native payment from a random sender to a random
+ * receiver, `secret_id` `<label>-<serial>`, so that every create stores a new tracking.
+ */
+export function randomPaymentBody(options: { label: string; serial: number; nonce: number; afterBlock: number }): string {
+  return JSON.stringify({
+    blockchain: 'ethereum',
+    sender: `0x${randomBytes(20).toString('hex')}`,
+    nonce: options.nonce,
+    receiver: `0x${randomBytes(20).toString('hex')}`,
+    token: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    amount: '1.25',
+    after_block: options.afterBlock,
+    secret_id: `${options.label}-${options.serial}`,
+    callback: 'https://merchant.example/cb',
+  })
 }

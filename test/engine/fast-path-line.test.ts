@@ -9,7 +9,7 @@ import { createChainEngine, type ChainEngine } from '../../src/engine/chain-engi
 import { createAccount } from '../../src/store/accounts.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
-import { insertTestTracking } from '../support/trackings.ts'
+import { pendingOfAccount, insertTestTracking } from '../support/trackings.ts'
 import { freshAddress, startEngineService } from './support.ts'
 
 let anvil: Anvil
@@ -55,11 +55,5 @@ test('a check that waited in line by its id still finds a payment mined before i
   await engine.check(tracking)
   const row = await db.selectFrom('trackings').select(['status', 'transaction']).where('id', '=', tracking.id).executeTakeFirstOrThrow()
   assert.deepEqual(row, { status: 'success', transaction: paid.transactionHash.toLowerCase() })
-  const stillPending = await db
-    .selectFrom('trackings')
-    .select(({ fn }) => fn.countAll<string>().as('n'))
-    .where('account_id', '=', account.id)
-    .where('status', '=', 'pending')
-    .executeTakeFirstOrThrow()
-  assert.equal(Number(stillPending.n), 1_100, 'the unpaid ones were checked and left pending')
+  assert.equal(await pendingOfAccount(db, account.id), 1_100, 'the unpaid ones were checked and left pending')
 })

@@ -8,7 +8,7 @@ import { manualClock } from '../support/clock.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { insertTestTracking } from '../support/trackings.ts'
+import { pendingOfAccount, insertTestTracking } from '../support/trackings.ts'
 import { engineAtHead, startEngineService } from './support.ts'
 
 const clock = manualClock(new Date())
@@ -68,11 +68,5 @@ test('a burst of trackings costs one count request per head, and one more round 
     ],
     'a thousand counts per request, the hundred kept by id read again',
   )
-  const pending = await db
-    .selectFrom('trackings')
-    .select(({ fn }) => fn.countAll<string>().as('n'))
-    .where('account_id', '=', account.id)
-    .where('status', '=', 'pending')
-    .executeTakeFirstOrThrow()
-  assert.equal(Number(pending.n), 1_500, 'every unpaid one was sieved and left pending')
+  assert.equal(await pendingOfAccount(db, account.id), 1_500, 'every unpaid one was sieved and left pending')
 })

@@ -6,6 +6,17 @@ import { insertTracking } from '../../src/store/trackings.ts'
 export const randomAddress = (): string => `0x${randomBytes(20).toString('hex')}`
 export const randomHash = (): string => `0x${randomBytes(32).toString('hex')}`
 
+/** How many of the account's trackings are still pending. */
+export async function pendingOfAccount(db: Db, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('trackings')
+    .select(({ fn }) => fn.countAll<string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 /**
  * Stores a pending tracking directly, as POST /v2/payments would after its chain checks: for tests
  * of what happens after creation (release, widget channel) without a chain behind the service.
