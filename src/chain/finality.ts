@@ -10,12 +10,15 @@ export interface Finality {
    * below it. Undefined when the RPC failed this time: keep the previous value.
    */
   at(head: bigint): Promise<bigint | undefined>
+  /** Whether `at` asks the RPC (its `finalized` tag); false when finality is a depth below the head. */
+  asksRpc(): boolean
 }
 
 export function createFinality(chain: ChainConfig, reader: ChainReader, logger?: Logger): Finality {
   let tag: 'unknown' | 'supported' | 'unsupported' = 'unknown'
   const below = (head: bigint, depth: number) => (head > BigInt(depth) ? head - BigInt(depth) : 0n)
   return {
+    asksRpc: () => chain.finalityDepth === null && tag !== 'unsupported',
     async at(head) {
       if (chain.finalityDepth !== null) return below(head, chain.finalityDepth)
       if (tag !== 'unsupported') {

@@ -7,6 +7,7 @@ import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import { NoProviderError } from '../chain/failover-transport.ts'
 import { createFinality } from '../chain/finality.ts'
+import { createFinalityCadence } from './finality-cadence.ts'
 import { createLookahead } from './block-lookahead.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
 import { StoredWindow } from './stored-window.ts'
@@ -90,6 +91,11 @@ export interface FollowerDeps {
   verifyIdentity?: () => Promise<boolean>
   /** The next block's header is known before the block is read (the sink may start its reads). */
   prepare?: (header: BlockHeader) => void
+  /**
+   * How often the RPC's `finalized` tag is read (finality-cadence.ts): every `every` heads (default
+   * FINALITY_READ_EVERY), and at every head while `awaited()` (a payment's verdict waits for finality).
+   */
+  finality?: { every?: number; awaited?: () => boolean }
 }
 
 /**
@@ -107,7 +113,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   const stored = new StoredWindow({ db, chain: chain.name, fence: deps.fence, pruneSlack: BigInt(deps.pruneSlack ?? 32) })
   /** After a reorg deeper than the window: the number to restart from with an empty window. */
   let restartAt: bigint | undefined
-  const finality = createFinality(chain, reader, deps.logger)
+  const finality = createFinalityCadence(createFinality(chain, reader, deps.logger), deps.finality)
   const state: FollowerState = { head: undefined, seen: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
   const view: WindowView = { holds: (number, hash) => stored.loaded?.holds(number, hash) }
 

@@ -84,6 +84,8 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     receipt: (hash) => reader.receipt(hash),
   })
   const receipts = createReceiptSource(reader)
+  // Read on demand: the fast path's checks, and a block whose own payments wait for finality.
+  const finality = createFinality(chain, reader, logger)
   const processor = createChainProcessor({
     matches,
     chain: chain.name,
@@ -92,6 +94,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     receipts,
     verdicts,
     successes,
+    finality,
     metrics,
     logger,
     clock,
@@ -106,6 +109,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     sink: processor.handle,
     prepare: processor.prepare,
+    awaitsFinality: processor.awaitsFinality,
     verifyIdentity: () => identity.verify(),
   })
   const probeMs = deps.providerProbeMs ?? Math.max(chain.pollingIntervalMs, 5_000)
@@ -130,7 +134,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       reader,
       evidence,
       verdicts,
-      finality: createFinality(chain, reader, logger),
+      finality,
       followerHead: () => current.follower?.state.head?.number,
       seenHead: () => current.follower?.state.seen,
       transactionCounts: async (senders, block) => {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { FollowerEvent, WindowView } from './block-follower.ts'
 import type { FullBlock } from '../chain/chain-reader.ts'
+import type { Finality } from '../chain/finality.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge } from '../domain/judge.ts'
@@ -29,6 +30,12 @@ export interface ChainProcessorDeps {
   verdicts: Verdicts
   /** Successes whose block is not final yet, checked on each block and reorg. */
   successes: SuccessWatcher
+  /**
+   * The finalized block read now. The follower reads it only every few heads while no found payment waits
+   * for it (finality-cadence.ts): a block whose own payments have the `finalized` commitment reads it afresh,
+   * so that their first judgement (and the confirmations the widget shows) is as with a read per block.
+   */
+  finality?: Finality
   metrics: EngineMetrics
   logger: Logger
   clock: () => Date
@@ -53,6 +60,8 @@ export interface ChainProcessor {
   handle(event: FollowerEvent, fence?: WriteFence, window?: WindowView): Promise<'recorded' | void>
   /** The next block's header is known before the block is read: its reads start now (block-reads.ts). */
   prepare(header: BlockHeader): void
+  /** Whether a matched tracking's verdict waits for finality (a `finalized` commitment), as of the last block. */
+  awaitsFinality(): boolean
 }
 
 /**
@@ -145,6 +154,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     ])
   }
 
+  /** `finalized` as the follower gave it, or read afresh when one of `judged` waits for finality (never lower). */
+  const finalizedFor = async (block: FullBlock, finalized: bigint, judged: Tracking[]): Promise<bigint> => {
+    if (!deps.finality || !judged.some((tracking) => tracking.commitment === 'finalized')) return finalized
+    const fresh = await deps.finality.at(block.number)
+    if (fresh === undefined || fresh <= finalized) return finalized
+    return fresh < block.number ? fresh : block.number
+  }
+
   const reads = createBlockReads({ chain: deps.chain, db: deps.db, matches, receipts: deps.receipts, successes: deps.successes })
 
   /**
@@ -178,6 +195,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       }
       ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
     }
+    finalized = await finalizedFor(block, finalized, [...candidates, ...found.map((f) => f.tracking), ...pastDeadline])
     // The block's own candidates and its traces' payments are distinct sets: judged together.
     await settleAll([
       judgeCandidates(block, finalized, candidates, fence, receipts),
@@ -235,6 +253,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
 
   return {
     prepare: (header) => reads.prepare(header),
+    awaitsFinality: () => rejudge.awaitsFinality,
     // The block just read extends the window: its own re-check before success would ask the RPC
     // what it answered a moment ago.
     async handle(event, fence, window) {

@@ -41,6 +41,8 @@ export interface ChainRunnerDeps {
   sink: (event: FollowerEvent, fence: WriteFence, window: WindowView) => Promise<'recorded' | void>
   /** The next block's header is known before the block is read (the processor starts its reads). */
   prepare?: (header: BlockHeader) => void
+  /** Whether a payment's verdict waits for finality (the follower then reads the `finalized` tag at every head). */
+  awaitsFinality?: () => boolean
   /** Longest pause between two syncs while a newHeads subscription is live (it may stall silently). */
   backstopMs?: number
   /** Jitter source of the pauses after failures (tests pass a fixed one). */
@@ -102,6 +104,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       fence,
       sink: (event, window) => exclusive(() => deps.sink(event, fence, window)),
       prepare: deps.prepare,
+      finality: { awaited: deps.awaitsFinality },
       verifyIdentity: deps.verifyIdentity,
     })
     follower = current

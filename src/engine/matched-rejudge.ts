@@ -15,6 +15,8 @@ type Matched = Awaited<ReturnType<MatchStore['matched']>>
 export interface MatchedRejudge {
   /** The finalized block the matched trackings were last judged with (-1 before the first time). */
   readonly judgedFinalized: bigint
+  /** Whether, at the last run, a matched tracking's verdict waited for finality (its commitment is `finalized`). */
+  readonly awaitsFinality: boolean
   /**
    * Judges the trackings matched in earlier blocks again at `head` (those in `skip` were judged with
    * it already) from their stored evidence, without RPC calls; `read`: the matched trackings when read
@@ -44,10 +46,12 @@ export function createMatchedRejudge(deps: {
 }): MatchedRejudge {
   const { log } = deps
   let judgedFinalized = -1n
+  let awaitsFinality = false
 
   const run: MatchedRejudge['run'] = async (head, finalized, skip, fence, window, read) => {
     const matched = read ?? (await deps.matches.matched(deps.chain))
     if (skip.size === 0) deps.verdicts.retain(new Set(matched.map((m) => m.tracking.id)))
+    awaitsFinality = matched.some((m) => m.tracking.commitment === 'finalized')
     // Independent trackings: their writes go out together (the pool serves them in parallel).
     await settleAll(
       matched.map(async ({ tracking, match }) => {
@@ -122,6 +126,9 @@ export function createMatchedRejudge(deps: {
   return {
     get judgedFinalized() {
       return judgedFinalized
+    },
+    get awaitsFinality() {
+      return awaitsFinality
     },
     run,
   }

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test'
 import pino from 'pino'
 import { parseEther, toHex, type Address } from 'viem'
 import type { TrackingEventMap } from '../../src/common/tracking-events.ts'
+import { FINALITY_READ_EVERY } from '../../src/engine/finality-cadence.ts'
 import { startReceiver, type Receiver } from '../callbacks/support.ts'
 import { connectCable, paymentIdentifier, type CableFrame, type TestCableClient } from '../support/cable-client.ts'
 import { mine, sendNative, startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
@@ -231,7 +232,8 @@ test('a success is watched only until its block is final', async () => {
       .where('t.secret_id', '=', request.secret_id)
       .execute()
   assert.equal((await watched()).length, 1, 'watched while its block can still be reorganized')
-  await mine(anvil, 3)
+  // Past its finality (head − 2 here), and past the next read of the tag (one every FINALITY_READ_EVERY heads).
+  await mine(anvil, 3 + FINALITY_READ_EVERY)
   await engineAtHead(service, anvil)
   await waitFor('the watch to end', async () => ((await watched()).length === 0 ? true : undefined))
   assert.equal(reverted.filter((e) => e.tracking.secretId === request.secret_id).length, 0)

@@ -33,6 +33,8 @@ function follower(events: FollowerEvent[], fail?: () => boolean) {
     db: database.db,
     logger: pino({ level: 'silent' }),
     pruneSlack: 4,
+    // Finality read at every head: what these steps assert (the cadence: finality-cadence.test.ts).
+    finality: { every: 1 },
     sink: async (event) => {
       if (fail?.()) throw new Error('sink failed')
       events.push(event)
