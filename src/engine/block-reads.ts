@@ -33,8 +33,8 @@ export interface BlockReads {
     block: FullBlock,
     latest: boolean,
   ): { pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> }
-  /** The follow-up's reads, once the block's own verdicts are written (chain-processor.ts). */
-  around(): Promise<AroundReads>
+  /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts). */
+  around(block: bigint, finalized: bigint): Promise<AroundReads>
 }
 
 /**
@@ -80,8 +80,8 @@ export function createBlockReads(deps: {
       const ahead = latest && pendingSeen && block.transactions.length > 1
       return { pending: readPending(), receipts: ahead ? deps.receipts.whole(block.hash) : none }
     },
-    async around() {
-      const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read()])
+    async around(block, finalized) {
+      const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read(block, finalized)])
       return { matched, watched }
     },
   }

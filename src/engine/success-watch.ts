@@ -26,8 +26,12 @@ export interface SuccessWatchDeps {
 }
 
 export interface SuccessWatcher {
-  /** The watched successes (also the reverted ones), read alongside a block's other queries. */
-  read(): Promise<SuccessWatch[]>
+  /**
+   * The watched successes to check with `block` (also the reverted ones), read alongside its other queries:
+   * every one when the finalized block moved since the last whole read, after a reorg, or every
+   * FULL_READ_EVERY blocks; else those above the block before the last one read, and the reverted ones.
+   */
+  read(block: bigint, finalized: bigint): Promise<SuccessWatch[]>
   /**
    * After `block` was judged: a watched success whose block is final ends its watch; one whose
    * block the chain no longer holds (or another block took its height) is reverted; a reverted one
@@ -45,6 +49,15 @@ export interface SuccessWatcher {
   reorg(ancestor: bigint, fence?: WriteFence): Promise<void>
 }
 
+/**
+ * Blocks between two reads of every watch. Between them only new watches can need a check: a watch checked
+ * once stays as it was until its block is final (a finalized block that moved: a whole read) or a reorg
+ * takes it (`reorg`, by its block number, whether read or not). A watch written meanwhile for an older block
+ * (a fast path's success of a payment mined before its tracking, another node's) is checked at the next
+ * whole read, at most this many blocks later.
+ */
+const FULL_READ_EVERY = 8n
+
 /** How long a reverted success's transaction is looked for before its watch ends. */
 const REMINED_WITHIN_MS = 24 * 60 * 60 * 1000
 
@@ -60,6 +73,9 @@ const REMINED_WITHIN_MS = 24 * 60 * 60 * 1000
 export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   const log = deps.logger.child({ chain: deps.chain })
   const clock = deps.clock ?? systemClock
+  /** The last whole read: at which block, with which finalized block. Undefined: the next read is whole. */
+  let wholeRead: { block: bigint; finalized: bigint } | undefined
+  let lastRead: bigint | undefined
 
   const announce = async (taken: Awaited<ReturnType<typeof takeSuccessWatches>>) => {
     for (const { watch, tracking, sent } of taken) {
@@ -126,7 +142,24 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   }
 
   return {
-    read: () => findAllSuccessWatches(deps.db, deps.chain),
+    read(block, finalized) {
+      const previous = lastRead
+      lastRead = block
+      const since =
+        wholeRead &&
+        previous !== undefined &&
+        block > previous &&
+        finalized <= wholeRead.finalized &&
+        block - wholeRead.block < FULL_READ_EVERY
+          ? previous
+          : undefined
+      if (since === undefined) {
+        wholeRead = { block, finalized }
+        return findAllSuccessWatches(deps.db, deps.chain)
+      }
+      // From the block before the last one read: a block caught up on reads before its own successes are written.
+      return findAllSuccessWatches(deps.db, deps.chain, since - 1n)
+    },
     async check(watches, block, finalized, fence, window) {
       const final: string[] = []
       const gone: string[] = []
@@ -149,6 +182,7 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
       if (reverted.length > 0) await checkReverted(reverted, block, fence, window)
     },
     async reorg(ancestor, fence) {
+      wholeRead = undefined
       await announce(await takeSuccessWatches(deps.db, deps.chain, { above: ancestor }, fence, clock()))
     },
   }

@@ -66,14 +66,19 @@ export async function findSuccessWatches(db: Db, chain: string): Promise<Success
   return (await findAllSuccessWatches(db, chain)).filter((watch) => watch.revertedAt === undefined)
 }
 
-/** The watched successes of `chain`, also those whose transaction left the chain (with `revertedAt`), in one query. */
-export async function findAllSuccessWatches(db: Db, chain: string): Promise<SuccessWatch[]> {
-  const rows = await db
+/**
+ * The watched successes of `chain`, also those whose transaction left the chain (with `revertedAt`), in one
+ * query; with `above`, only those whose block is above it, and the reverted ones.
+ */
+export async function findAllSuccessWatches(db: Db, chain: string, above?: bigint): Promise<SuccessWatch[]> {
+  let query = db
     .selectFrom('success_watches as w')
     .innerJoin('trackings as t', 't.id', 'w.tracking_id')
     .select(['w.tracking_id', 'w.chain', 'w.block_number', 'w.block_hash', 'w.transaction', 'w.reverted_at', 't.confirmations'])
     .where('w.chain', '=', chain)
-    .execute()
+  if (above !== undefined)
+    query = query.where((eb) => eb.or([eb('w.block_number', '>', above.toString()), eb('w.reverted_at', 'is not', null)]))
+  const rows = await query.execute()
   return rows.map((row) => ({
     ...toWatch(row),
     confirmations: row.confirmations,

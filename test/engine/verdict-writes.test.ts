@@ -96,7 +96,7 @@ test('a success by confirmations is watched; one on a replaced block is announce
     await verdicts.apply(tracking, expectationOf(tracking), { status: 'success', transaction: match.transaction }, match, false)
   }
   const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics })
-  const watches = await watcher.read()
+  const watches = await watcher.read(200n, 0n)
   assert.deepEqual(watches.map((w) => w.trackingId).sort(), [replaced.tracking.id, kept.tracking.id].sort())
 
   // Block 200 arrives with another hash than the one the success rests on; block 201 is final.
@@ -124,4 +124,36 @@ test('a success by finality is not watched (its block is final already)', async 
   await verdictsWith(true).apply(finalized, expectationOf(finalized), { status: 'success', transaction: match.transaction }, match, false)
   assert.equal(await statusOf(tracking.id), 'success')
   assert.deepEqual(await findSuccessWatches(database.db, 'ethereum'), [])
+})
+
+test('the watches are read whole at first, when finality moves, after a reorg and every 8 blocks; between, only the new blocks', async () => {
+  await database.db.deleteFrom('success_watches').execute() // the earlier tests' reverted watch
+  const verdicts = verdictsWith(true)
+  const watchAt = async (block: bigint) => {
+    const { tracking, match } = await trackingWithMatch(block)
+    await verdicts.apply(tracking, expectationOf(tracking), { status: 'success', transaction: match.transaction }, match, false)
+    return tracking.id
+  }
+  const old = await watchAt(400n)
+  const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics })
+  const idsAt = async (block: bigint, finalized: bigint) => (await watcher.read(block, finalized)).map((w) => w.trackingId).sort()
+
+  assert.deepEqual(await idsAt(410n, 300n), [old], 'the first read is whole')
+  const previous = await watchAt(410n)
+  const current = await watchAt(411n)
+  assert.deepEqual(await idsAt(411n, 300n), [previous, current].sort(), 'then the watches of the block before the last read and above')
+  const late = await watchAt(405n) // a fast path's success of a payment mined before its tracking
+  assert.deepEqual(await idsAt(412n, 300n), [current], 'an older block written meanwhile waits for the next whole read')
+  assert.deepEqual(await idsAt(413n, 301n), [old, previous, current, late].sort(), 'finality moved: whole')
+  assert.deepEqual(await idsAt(414n, 301n), [], 'nothing new')
+  await watcher.reorg(500n)
+  assert.deepEqual((await idsAt(415n, 301n)).length, 4, 'after a reorg: whole')
+  for (let block = 416n; block < 423n; block++) assert.deepEqual(await idsAt(block, 301n), [], `block ${block}: nothing new`)
+  assert.deepEqual((await idsAt(423n, 301n)).length, 4, '8 blocks after the last whole read: whole')
+  assert.deepEqual((await idsAt(423n, 301n)).length, 4, 'the same block again (a replay): whole')
+  await watcher.reorg(410n) // block 411 left the chain: its watch is reverted, and watched for the transaction's re-mining
+  assert.deepEqual((await idsAt(424n, 301n)).length, 4, 'after a reorg: whole')
+  assert.deepEqual(await idsAt(425n, 301n), [current], 'a reverted watch is read at every block')
+  await watcher.check(await watcher.read(426n, 420n), { number: 426n, hash: randomHash() }, 420n)
+  assert.deepEqual(await findSuccessWatches(database.db, 'ethereum'), [], 'every watch final')
 })
