@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { TransactionReceiptNotFoundError, type Hash } from 'viem'
+import type { Hash } from 'viem'
 import { answerSourceOf } from '../chain/answer-source.ts'
 import { HEDGE_MAX_MS } from '../chain/hedge-delay.ts'
 import { createEvidenceReader, type EvidenceReader, type FetchedTransaction } from '../chain/payment-evidence.ts'
@@ -9,6 +9,7 @@ import type { Clock } from '../common/clock.ts'
 import { NATIVE_TOKEN, type Expectation, type MinedTransaction } from '../domain/judge.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
 import { createQuorumDisputes } from './quorum-disputes.ts'
+import { createQuorumReceipts } from './quorum-receipts.ts'
 import { gatherVotes } from './quorum-votes.ts'
 
 /**
@@ -98,6 +99,7 @@ export function createEvidenceQuorum(deps: {
   const log = deps.logger.child({ chain: handle.config.name })
   const disputes = createQuorumDisputes({ clock: deps.clock })
   let readers: EvidenceReader[] | undefined
+  const receipts = createQuorumReceipts(handle.providerClients)
   /** Lies already counted (the same answer judged again on the next block is the same lie). */
   const reported = new WeakSet<object>()
   /** One vote waits at most this long: a quarter of the RPC timeout, at most the longest hedge delay. */
@@ -165,10 +167,7 @@ export function createEvidenceQuorum(deps: {
       /** Provider `i`'s evidence: with checked fields, its receipt (and trace) only; else all of it. */
       const answerOf = async (i: number): Promise<MinedTransaction | null> => {
         if (!checked) return all[i]!.fromHash(match.transaction, { native })
-        const receipt = await handle.providerClients[i]!.getTransactionReceipt({ hash: match.transaction as Hash }).catch((error) => {
-          if (error instanceof TransactionReceiptNotFoundError) return null
-          throw error
-        })
+        const receipt = await receipts.receipt(i, match.transaction, judged?.blockHash)
         if (!receipt) return null
         // The sender as this provider states it: a receipt from another sender contradicts.
         const from = receipt.from ?? (await recovered())

@@ -231,3 +231,42 @@ test('a payment to a nonce-less trace fabricated by one provider is not its paym
   assert.equal(record.transaction, paid.transactionHash.toLowerCase())
   assert.equal(String(record.sender).toLowerCase(), bob.address.toLowerCase())
 })
+
+test("ten payments in one block: the quorum asks a provider for the block's receipts once, not for each payment's", async () => {
+  const { anvil, proxies, service, apiKey } = await setUp()
+  const singles: string[] = []
+  let counted = 0
+  /** Per block hash: which providers were asked for its receipts, once per request. */
+  const blockReads = new Map<string, number[]>()
+  proxies.forEach((proxy, i) =>
+    proxy.setRewrite((call, result) => {
+      if (call.method === 'eth_getTransactionReceipt') singles.push(String(call.params[0]))
+      if (call.method === 'eth_getTransactionCount') counted++
+      if (call.method === 'eth_getBlockReceipts') {
+        const block = String(call.params[0]).toLowerCase()
+        blockReads.set(block, [...(blockReads.get(block) ?? []), i])
+      }
+      return result
+    }),
+  )
+  // Ten payers, one payment each: the fast path counts each sender's nonce once.
+  const payers = anvil.accounts.slice(0, 10)
+  const receiver = freshAddress()
+  const secrets: string[] = []
+  for (const payer of payers)
+    secrets.push((await createPayment(service, apiKey, anvil, payer, { receiver, amount: '1' })).request.secret_id)
+  // Every new tracking's nonce counted (unused: nothing for the fast path to read one by one once they are paid).
+  await waitFor('the new trackings sieved', async () => (counted >= payers.length ? true : undefined))
+  await anvil.testClient.setAutomine(false)
+  for (const payer of payers) await payer.wallet.sendTransaction({ to: receiver, value: parseEther('1') })
+  await mine(anvil, 1)
+  await anvil.testClient.setAutomine(true)
+  const paying = (await anvil.publicClient.getBlock()).hash.toLowerCase()
+  for (const secret of secrets) assert.equal((await mineUntilFinal(anvil, service, apiKey, secret)).status, 'success')
+  assert.deepEqual(singles, [], 'no receipt asked for one by one')
+  // The follower's read of the block's receipts (its evidence is that provider's vote), and the quorum's
+  // of the one provider it asks besides: two requests, each of another provider.
+  const asked = blockReads.get(paying) ?? []
+  assert.equal(asked.length, 2, `two reads of the paying block's receipts (providers ${asked})`)
+  assert.equal(new Set(asked).size, 2, 'each of another provider')
+})
