@@ -29,6 +29,7 @@ import { missingSetup } from './config/missing-setup.ts'
 import { createTokenSymbols } from './chain/token-symbols.ts'
 import { generateRsaKeyPair } from './callbacks/signer.ts'
 import { migrate } from './store/infrastructure/migrate.ts'
+import { createEmbeddedStatistics } from './store/infrastructure/embedded-statistics.ts'
 
 export interface ServiceOptions {
   clock?: Clock
@@ -134,6 +135,8 @@ export async function createService(config: Config, options: ServiceOptions = {}
       },
       withCallbackRoutes(common, db, callbacks),
       createCable(common, { database, events }, options.cable),
+      // The embedded database's planner statistics, which PostgreSQL's autovacuum keeps on a server; before the engine, whose plans need them.
+      ...(database.kind === 'pglite' ? [{ name: 'embedded statistics', ...createEmbeddedStatistics({ db, logger }) }] : []),
       // Chain tracking engine (docs/api.md §3): followers, matching, fast path, time-outs. Without
       // background work it follows nothing, and /readyz probes the RPC instead.
       {

@@ -1,0 +1,46 @@
+// The embedded database's planner statistics (src/store/infrastructure/embedded-statistics.ts): PGlite runs no
+// autovacuum, so the service analyzes a table once enough of it changed, as autovacuum would. Without that, a
+// block's verdicts (ten rows by primary key) were planned as a scan of every pending tracking.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import pino from 'pino'
+import { sql } from 'kysely'
+import { createAccount } from '../../src/store/accounts.ts'
+import { createEmbeddedStatistics } from '../../src/store/infrastructure/embedded-statistics.ts'
+import { createTestDatabase, testDatabaseUrl } from '../support/database.ts'
+import { insertTestTracking } from '../support/trackings.ts'
+
+const embeddedOnly = { skip: testDatabaseUrl ? 'the embedded database only (PostgreSQL has autovacuum)' : false }
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+before(async () => {
+  database = await createTestDatabase()
+})
+after(async () => database?.close())
+
+/** The plan of ten pending trackings' status change by id, as the verdicts' write makes it. */
+async function planOfVerdictWrite(ids: string[]): Promise<string> {
+  const values = sql.join(ids.map((id) => sql`(${id}::text)`))
+  const { rows } = await sql<{ 'QUERY PLAN': string }>`
+    EXPLAIN UPDATE trackings AS t SET status = 'success' FROM (VALUES ${values}) AS v(id)
+    WHERE t.id = v.id AND t.status = 'pending'`.execute(database.db)
+  return rows.map((row) => row['QUERY PLAN']).join('\n')
+}
+
+test('tables that changed enough are analyzed, once; then a verdict write finds its rows by primary key', embeddedOnly, async () => {
+  const statistics = createEmbeddedStatistics({ db: database.db, logger: pino({ level: 'silent' }) })
+  await statistics.check() // what the migrations wrote
+  const account = await createAccount(database.db, 'statistics')
+  const ids: string[] = []
+  for (let i = 0; i < 1_000; i++) ids.push((await insertTestTracking(database.db, account.id))!.id)
+  const before = await planOfVerdictWrite(ids.slice(0, 10))
+  assert.doesNotMatch(before, /trackings_pkey/, `without statistics, not by primary key:\n${before}`)
+
+  assert.ok((await statistics.check()).includes('trackings'), 'a thousand new rows: analyzed')
+  assert.deepEqual(await statistics.check(), [], 'nothing changed since: nothing analyzed')
+  const after = await planOfVerdictWrite(ids.slice(0, 10))
+  assert.match(after, /trackings_pkey/, `with statistics, by primary key:\n${after}`)
+
+  await insertTestTracking(database.db, account.id)
+  assert.deepEqual(await statistics.check(), [], 'one row in a thousand is below the threshold (50 + 10%)')
+})
