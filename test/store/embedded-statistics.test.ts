@@ -36,7 +36,9 @@ test('tables that changed enough are analyzed, once; then a verdict write finds 
   const before = await planOfVerdictWrite(ids.slice(0, 10))
   assert.doesNotMatch(before, /trackings_pkey/, `without statistics, not by primary key:\n${before}`)
 
-  assert.ok((await statistics.check()).includes('trackings'), 'a thousand new rows: analyzed')
+  const analyzed = await statistics.check()
+  assert.ok(analyzed.includes('trackings'), 'a thousand new rows: analyzed')
+  assert.ok(analyzed.includes('accounts'), 'one row, below the threshold, but no statistics at all: analyzed')
   assert.deepEqual(await statistics.check(), [], 'nothing changed since: nothing analyzed')
   const after = await planOfVerdictWrite(ids.slice(0, 10))
   assert.match(after, /trackings_pkey/, `with statistics, by primary key:\n${after}`)

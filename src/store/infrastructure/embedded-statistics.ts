@@ -21,7 +21,8 @@ export interface EmbeddedStatistics {
  * processes, so autovacuum never analyzes a table, and the planner guesses: with none, it judged a block's
  * verdicts (ten rows by primary key) by scanning every pending tracking, 25 ms against 3 ms once analyzed
  * (docs/performance.md, "Planner statistics on the embedded database"). This applies autovacuum's rule to the
- * cumulative statistics PGlite does keep: at start, then once a minute. An analysis samples at most 30,000
+ * cumulative statistics PGlite does keep, and analyzes a table with rows and no statistics at all (a folder an
+ * earlier version wrote): at start, then once a minute. An analysis samples at most 30,000
  * rows of a table, so its cost is bounded; it runs on the database's one connection like any statement.
  */
 export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs?: number }): EmbeddedStatistics {
@@ -32,6 +33,8 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs
     const { rows } = await sql<{ name: string }>`
       SELECT s.relname AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
       WHERE s.n_mod_since_analyze > ${ANALYZE_THRESHOLD} + ${ANALYZE_SCALE_FACTOR} * greatest(c.reltuples, 0)
+        -- Rows and no statistics at all: a folder written by an earlier version, or counts lost in a crash.
+        OR (pg_relation_size(c.oid) > 0 AND NOT EXISTS (SELECT 1 FROM pg_statistic p WHERE p.starelid = c.oid))
       ORDER BY s.relname`.execute(deps.db)
     for (const { name } of rows) await sql`ANALYZE ${sql.id(name)}`.execute(deps.db)
     if (rows.length > 0) deps.logger.debug({ tables: rows.map((row) => row.name) }, 'embedded database analyzed')
