@@ -24,7 +24,7 @@ export interface DatabaseOptions {
   /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
   dataDir: string
   poolSize?: number
-  /** PostgreSQL: prepare the statements run often (default true). */
+  /** Prepare the statements run often, on PostgreSQL and on the embedded database alike (default true). */
   preparedStatements?: boolean
   /** Embedded database: start from an empty one, deleting what the folder held (`paywatch dev`). */
   fresh?: boolean
@@ -90,7 +90,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   }
   // PGlite has written its cluster (files 0666): each file its owner's only, as PostgreSQL keeps them.
   if (lock) restrictToOwner(dataPath)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPGlitePool(pglite) }), log: queryLog(options) })
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: createPGlitePool(pglite, { preparedStatements: options.preparedStatements }) }),
+    log: queryLog(options),
+  })
   return {
     db,
     kind: 'pglite',

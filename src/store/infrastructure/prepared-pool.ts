@@ -1,17 +1,8 @@
 import type pg from 'pg'
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
+import { createStatementNames, isUnusableStatement, transactionControl, type StatementNameOptions } from './statement-names.ts'
 
-export interface PreparedPoolOptions {
-  /** A statement text becomes a named prepared statement once it was run this often on the pool. */
-  preparedAfter?: number
-  /** At most this many statement texts are prepared (on each connection): texts that vary stay unnamed. */
-  maxPrepared?: number
-}
-
-// Longer texts are built from lists of values (batch writes) and rarely repeat: not worth keeping.
-const MAX_PREPARED_LENGTH = 4096
-// Texts counted towards `preparedAfter` at most; the count starts over when it is reached.
-const MAX_COUNTED = 1000
+export type PreparedPoolOptions = StatementNameOptions
 
 /**
  * Presents a `pg` pool to Kysely's PostgresDialect with the statements it runs often prepared on
@@ -27,27 +18,8 @@ const MAX_COUNTED = 1000
  * closes a named statement when binding a value fails, yet still counts it as prepared).
  */
 export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions = {}): PostgresPool {
-  const preparedAfter = options.preparedAfter ?? 3
-  const maxPrepared = options.maxPrepared ?? 500
-  const seen = new Map<string, number>()
-  const names = new Map<string, string>()
+  const { nameOf } = createStatementNames(options)
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
-
-  function nameOf(text: string): string | undefined {
-    const name = names.get(text)
-    if (name !== undefined || names.size >= maxPrepared || text.length > MAX_PREPARED_LENGTH) return name
-    const runs = (seen.get(text) ?? 0) + 1
-    if (runs < preparedAfter) {
-      // Texts that keep varying must not grow the count forever; a hot one is soon counted again.
-      if (seen.size >= MAX_COUNTED) seen.clear()
-      seen.set(text, runs)
-      return undefined
-    }
-    seen.delete(text)
-    const assigned = `pw_${names.size + 1}`
-    names.set(text, assigned)
-    return assigned
-  }
 
   function wrap(client: pg.PoolClient): PostgresPoolClient {
     let inTransaction = false
@@ -98,18 +70,4 @@ export function createPreparedPool(pool: pg.Pool, options: PreparedPoolOptions =
     },
     end: () => pool.end(),
   } as PostgresPool
-}
-
-/** true for a statement that opens a transaction, false for one that ends it, else undefined. */
-function transactionControl(sql: string): boolean | undefined {
-  const head = sql.trimStart().slice(0, 17).toLowerCase()
-  if (head.startsWith('begin') || head.startsWith('start transaction')) return true
-  if (head.startsWith('commit') || (head.startsWith('rollback') && !head.startsWith('rollback to'))) return false
-  return undefined
-}
-
-/** The prepared statement is outdated by a schema change, or no longer exists on the connection. */
-function isUnusableStatement(error: unknown): boolean {
-  const code = (error as { code?: string }).code
-  return (code === '0A000' && /cached plan must not change result type/.test((error as Error).message)) || code === '26000'
 }
