@@ -6,7 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
 import { createPreparedPool } from '../../src/store/infrastructure/prepared-pool.ts'
-import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
+import { createFreshDatabaseUrl, dropDatabase, onPostgres, testDatabaseUrl } from '../support/database.ts'
 
 /** Texts of the statements prepared on the connection that runs this query. */
 async function preparedOnConnection(db: Kysely<any>): Promise<string[]> {
@@ -110,6 +110,64 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
           .selectFrom('prep_items' as never)
           .selectAll()
           .execute()
+      assert.deepEqual(await preparedOnConnection(plain.db), [])
+    } finally {
+      await plain.close()
+    }
+  })
+})
+
+// The same on the embedded database (src/store/infrastructure/pglite-prepared.ts): PGlite's own `query` has no
+// named statements, so the pool prepares them over PGlite's wire protocol.
+describe('prepared statements (embedded database)', { skip: testDatabaseUrl ? 'the embedded database only' : false }, () => {
+  let handle: DatabaseHandle
+  before(async () => {
+    handle = await openDatabase({ databaseUrl: null, dataDir: 'memory://' })
+    await sql`CREATE TABLE prep_embedded (a int NOT NULL, at timestamptz, big int8, tags text[], doc jsonb)`.execute(handle.db)
+  })
+  after(async () => handle?.close())
+
+  test('a statement run often is prepared; every kind of value goes in and comes out as before', async () => {
+    const at = new Date('2026-11-27T04:00:00.000Z')
+    const insert = (a: number) =>
+      sql<
+        Record<string, unknown>
+      >`INSERT INTO prep_embedded (a, at, big, tags, doc) VALUES (${a}, ${at}, ${'9007199254740993'}, ${['x', 'y,z']}, ${JSON.stringify({ n: a })})
+          RETURNING *`.execute(handle.db)
+    const rows: Record<string, unknown>[] = []
+    for (let a = 1; a <= 4; a++) rows.push(...(await insert(a)).rows)
+    assert.ok(
+      (await preparedOnConnection(handle.db)).some((s) => s.startsWith('INSERT INTO prep_embedded')),
+      'prepared',
+    )
+    // The first two runs unnamed, the next ones prepared: the same values in, the same shapes out.
+    assert.deepEqual(
+      rows,
+      [1, 2, 3, 4].map((a) => ({ a, at, big: '9007199254740993', tags: ['x', 'y,z'], doc: { n: a } })),
+    )
+    const nulls = sql`SELECT count(*)::int AS n FROM prep_embedded WHERE at IS NOT DISTINCT FROM ${null}::timestamptz`
+    for (let i = 0; i < 4; i++) assert.deepEqual((await nulls.execute(handle.db)).rows, [{ n: 0 }])
+  })
+
+  test('a column added under a prepared SELECT *: answered with the new column, in a transaction the next time', async () => {
+    const selectAll = (db: Kysely<any>) => sql<Record<string, unknown>>`SELECT a, e.* FROM prep_embedded e WHERE a = ${1}`.execute(db)
+    for (let i = 0; i < 4; i++) await selectAll(handle.db)
+    await sql`ALTER TABLE prep_embedded ADD COLUMN b int NOT NULL DEFAULT 7`.execute(handle.db)
+    assert.equal((await selectAll(handle.db)).rows[0]!.b, 7, 'outside a transaction: run again unnamed')
+    for (let i = 0; i < 4; i++) await selectAll(handle.db)
+    await sql`ALTER TABLE prep_embedded ADD COLUMN c int NOT NULL DEFAULT 8`.execute(handle.db)
+    await assert.rejects(
+      handle.db.transaction().execute((trx) => selectAll(trx)),
+      /cached plan must not change result type/,
+    )
+    const rows = await handle.db.transaction().execute(async (trx) => (await selectAll(trx)).rows)
+    assert.equal(rows[0]!.c, 8, 'the next transaction prepares afresh')
+  })
+
+  test('PAYWATCH_PREPARED_STATEMENTS=false: nothing is prepared', async () => {
+    const plain = await openDatabase({ databaseUrl: null, dataDir: 'memory://', preparedStatements: false })
+    try {
+      for (let i = 0; i < 5; i++) await sql`SELECT ${i}::int AS i`.execute(plain.db)
       assert.deepEqual(await preparedOnConnection(plain.db), [])
     } finally {
       await plain.close()
