@@ -14,6 +14,24 @@ async function preparedOnConnection(db: Kysely<any>): Promise<string[]> {
   return rows.map((r) => r.statement)
 }
 
+/**
+ * Runs `select` until it is prepared, changes the schema under it with `alter`, and checks that the outdated
+ * statement fails the transaction it runs in; answers the rows of the next transaction, which prepares afresh.
+ */
+async function outdatedInTransaction(
+  db: Kysely<any>,
+  select: (db: Kysely<any>) => Promise<{ rows: Record<string, unknown>[] }>,
+  alter: string,
+): Promise<Record<string, unknown>[]> {
+  for (let i = 0; i < 4; i++) await select(db)
+  await sql.raw(alter).execute(db)
+  await assert.rejects(
+    db.transaction().execute((trx) => select(trx)),
+    /cached plan must not change result type/,
+  )
+  return db.transaction().execute(async (trx) => (await select(trx)).rows)
+}
+
 describe('prepared statements (PostgreSQL)', onPostgres, () => {
   let url: string
   let handle: DatabaseHandle
@@ -60,13 +78,7 @@ describe('prepared statements (PostgreSQL)', onPostgres, () => {
 
   test('inside a transaction the outdated statement fails the transaction; the next one succeeds', async () => {
     const selectAll = (db: Kysely<any>) => sql<Record<string, unknown>>`SELECT * FROM prep_items WHERE a = ${2}`.execute(db)
-    for (let i = 0; i < 4; i++) await selectAll(handle.db)
-    await sql`ALTER TABLE prep_items ADD COLUMN c int NOT NULL DEFAULT 8`.execute(handle.db)
-    await assert.rejects(
-      handle.db.transaction().execute((trx) => selectAll(trx)),
-      /cached plan must not change result type/,
-    )
-    const rows = await handle.db.transaction().execute(async (trx) => (await selectAll(trx)).rows)
+    const rows = await outdatedInTransaction(handle.db, selectAll, 'ALTER TABLE prep_items ADD COLUMN c int NOT NULL DEFAULT 8')
     assert.deepEqual(rows, [{ a: 2, b: 7, c: 8 }])
   })
 
@@ -154,13 +166,7 @@ describe('prepared statements (embedded database)', { skip: testDatabaseUrl ? 't
     for (let i = 0; i < 4; i++) await selectAll(handle.db)
     await sql`ALTER TABLE prep_embedded ADD COLUMN b int NOT NULL DEFAULT 7`.execute(handle.db)
     assert.equal((await selectAll(handle.db)).rows[0]!.b, 7, 'outside a transaction: run again unnamed')
-    for (let i = 0; i < 4; i++) await selectAll(handle.db)
-    await sql`ALTER TABLE prep_embedded ADD COLUMN c int NOT NULL DEFAULT 8`.execute(handle.db)
-    await assert.rejects(
-      handle.db.transaction().execute((trx) => selectAll(trx)),
-      /cached plan must not change result type/,
-    )
-    const rows = await handle.db.transaction().execute(async (trx) => (await selectAll(trx)).rows)
+    const rows = await outdatedInTransaction(handle.db, selectAll, 'ALTER TABLE prep_embedded ADD COLUMN c int NOT NULL DEFAULT 8')
     assert.equal(rows[0]!.c, 8, 'the next transaction prepares afresh')
   })
 
