@@ -42,6 +42,14 @@ test('tables that changed enough are analyzed, once; then a verdict write finds 
   assert.deepEqual(await statistics.check(), [], 'nothing changed since: nothing analyzed')
   const after = await planOfVerdictWrite(ids.slice(0, 10))
   assert.match(after, /trackings_pkey/, `with statistics, by primary key:\n${after}`)
+  // A light analysis (a target of 10): at PostgreSQL's default of 100, a thousand rows make a histogram of 101 bounds.
+  const { rows: histogram } = await sql<{ bounds: number }>`
+    SELECT cardinality(histogram_bounds::text::text[]) AS bounds FROM pg_stats
+    WHERE tablename = 'trackings' AND attname = 'created_at'`.execute(database.db)
+  assert.equal(histogram.length, 1, 'created_at has a histogram')
+  assert.ok(histogram[0]!.bounds <= 11, `${histogram[0]!.bounds} bounds`)
+  const { rows: setting } = await sql<{ default_statistics_target: string }>`SHOW default_statistics_target`.execute(database.db)
+  assert.equal(setting[0]!.default_statistics_target, '100', 'the target is the default again for everything else')
 
   await insertTestTracking(database.db, account.id)
   assert.deepEqual(await statistics.check(), [], 'one row in a thousand is below the threshold (50 + 10%)')

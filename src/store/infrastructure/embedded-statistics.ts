@@ -7,6 +7,13 @@ const ANALYZE_THRESHOLD = 50
 const ANALYZE_SCALE_FACTOR = 0.1
 /** As autovacuum's naptime: a burst of writes is analyzed at most once a minute. */
 const CHECK_EVERY_MS = 60_000
+/**
+ * The statistics target of these analyses (PostgreSQL's default: 100). An analysis samples 300 rows per unit
+ * of it and runs on the main thread: at 100, analyzing 100,000 trackings held it 610–910 ms; at 10 (3,000
+ * rows sampled) 66–83 ms (docs/performance.md, "Lighter analyses"). The plans here are index choices by
+ * equality and by partial index, which ten-entry lists and ten-bucket histograms decide as well.
+ */
+const EMBEDDED_STATISTICS_TARGET = 10
 
 export interface EmbeddedStatistics {
   /** Analyzes the tables that changed enough since their last analysis; answers their names. */
@@ -22,8 +29,8 @@ export interface EmbeddedStatistics {
  * verdicts (ten rows by primary key) by scanning every pending tracking, 25 ms against 3 ms once analyzed
  * (docs/performance.md, "Planner statistics on the embedded database"). This applies autovacuum's rule to the
  * cumulative statistics PGlite does keep, and analyzes a table with rows and no statistics at all (a folder an
- * earlier version wrote): at start, then once a minute. An analysis samples at most 30,000
- * rows of a table, so its cost is bounded; it runs on the database's one connection like any statement.
+ * earlier version wrote): at start, then once a minute. An analysis samples at most 3,000 rows of a table
+ * (`EMBEDDED_STATISTICS_TARGET`), so its cost is bounded; it runs on the database's one connection like any statement.
  */
 export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs?: number }): EmbeddedStatistics {
   let timer: NodeJS.Timeout | undefined
@@ -36,8 +43,17 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs
         -- Rows and no statistics at all: a folder written by an earlier version, or counts lost in a crash.
         OR (pg_relation_size(c.oid) > 0 AND NOT EXISTS (SELECT 1 FROM pg_statistic p WHERE p.starelid = c.oid))
       ORDER BY s.relname`.execute(deps.db)
-    for (const { name } of rows) await sql`ANALYZE ${sql.id(name)}`.execute(deps.db)
-    if (rows.length > 0) deps.logger.debug({ tables: rows.map((row) => row.name) }, 'embedded database analyzed')
+    if (rows.length === 0) return []
+    const started = performance.now()
+    // Only ANALYZE reads this setting: the statements of others that run in between on the one connection are as before.
+    await sql`SET default_statistics_target = ${sql.raw(String(EMBEDDED_STATISTICS_TARGET))}`.execute(deps.db)
+    try {
+      for (const { name } of rows) await sql`ANALYZE ${sql.id(name)}`.execute(deps.db)
+    } finally {
+      await sql`RESET default_statistics_target`.execute(deps.db)
+    }
+    const ms = Math.round(performance.now() - started)
+    deps.logger.debug({ tables: rows.map((row) => row.name), ms }, 'embedded database analyzed')
     return rows.map((row) => row.name)
   }
 
