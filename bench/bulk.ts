@@ -1,7 +1,7 @@
 // npm run bench:bulk — registering many payments at once: BENCH_CREATES (default 20,000; the issue's
 // figure is 100,000) creates through the API (BENCH_CONCURRENCY at a time, default 64), from random
 // senders, while the service follows an Anvil that mines a block a second through a counting proxy.
-// Prints creates/s, where the CPU went meanwhile (the service's main thread, the whole service, the load
+// Prints creates/s and their latency (a stall of the main thread shows in the maximum), where the CPU went meanwhile (the service's main thread, the whole service, the load
 // generator, the machine), when the last new tracking was checked against the chain (every sender's
 // transaction count asked) counted from the last create, and the RPC requests per block before, during
 // and after the creates. Embedded database unless DATABASE_URL is set.
@@ -35,7 +35,7 @@ type Autocannon = (options: {
   connections: number
   amount: number
   requests: RequestSpec[]
-}) => Promise<{ '2xx': number; non2xx: number; errors: number }>
+}) => Promise<{ '2xx': number; non2xx: number; errors: number; latency: { p50: number; p99: number; max: number } }>
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -127,7 +127,8 @@ try {
   const afterPerBlock = (r3 - r2) / Math.max(1, b3 - b2)
   console.log(
     `bench:bulk — ${databaseUrl ? 'PostgreSQL' : 'embedded database'}, ${CREATES.toLocaleString('en')} creates, ${CONCURRENCY} at a time\n` +
-      `creates: ${(CREATES / createSeconds).toFixed(0)}/s (${createSeconds.toFixed(1)} s)\n` +
+      `creates: ${(CREATES / createSeconds).toFixed(0)}/s (${createSeconds.toFixed(1)} s); ` +
+      `latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms\n` +
       `CPU during the creates, % of one core: service main thread (HTTP, ${databaseUrl ? 'the pg driver' : 'PGlite'}, engine) ${share(cpuAfter.serviceMain - cpuBefore.serviceMain)}, ` +
       `service in all ${share(cpuAfter.service - cpuBefore.service)}, load generator ${share(cpuAfter.generator - cpuBefore.generator)}; ` +
       `machine busy ${((100 * (cpuAfter.machine.busy - cpuBefore.machine.busy)) / Math.max(1, machineMs)).toFixed(0)}% of all cores\n` +
