@@ -1,10 +1,11 @@
 // npm run bench:bulk — registering many payments at once: BENCH_CREATES (default 20,000; the issue's
 // figure is 100,000) creates through the API (BENCH_CONCURRENCY at a time, default 64), from random
 // senders, while the service follows an Anvil that mines a block a second through a counting proxy.
-// Prints creates/s and their latency (a stall of the main thread shows in the maximum), where the CPU went meanwhile (the service's main thread, the whole service, the load
-// generator, the machine), when the last new tracking was checked against the chain (every sender's
-// transaction count asked) counted from the last create, and the RPC requests per block before, during
-// and after the creates. Embedded database unless DATABASE_URL is set.
+// Prints creates/s and their latency (a stall of the main thread shows in the maximum), where the CPU went
+// meanwhile (the service's main thread, the whole service, the load generator, the machine), when the last
+// new tracking was checked against the chain (every sender's transaction count asked) counted from the last
+// create, and the RPC requests per block before, during and after the creates. Embedded database unless
+// DATABASE_URL is set.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
