@@ -37,6 +37,9 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs
   let running: Promise<unknown> = Promise.resolve()
 
   async function check(): Promise<string[]> {
+    // This backend's own counts of changes reach the statistics at most once a second, at the end of a
+    // transaction: flushed first, so that none is added after the analysis it preceded (a second one, to no use).
+    await sql`SELECT pg_stat_force_next_flush()`.execute(deps.db)
     const { rows } = await sql<{ name: string }>`
       SELECT s.relname AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
       WHERE s.n_mod_since_analyze > ${ANALYZE_THRESHOLD} + ${ANALYZE_SCALE_FACTOR} * greatest(c.reltuples, 0)
