@@ -5,8 +5,14 @@ import type { Db } from './database.ts'
 /** autovacuum's defaults: a table is analyzed once this many rows plus this share of its rows changed since the last time. */
 const ANALYZE_THRESHOLD = 50
 const ANALYZE_SCALE_FACTOR = 0.1
-/** As autovacuum's naptime: a burst of writes is analyzed at most once a minute. */
-const CHECK_EVERY_MS = 60_000
+/**
+ * How often the rule is checked (autovacuum's naptime is a minute). A plan kept for a statement run often
+ * (pglite-prepared.ts) is made again only once an analysis changed the statistics it was made from: one made
+ * while `trackings` was nearly empty scanned the whole table for the matched trackings of every block, 350–450
+ * ms at 50,000–100,000 rows during a burst of creates, until the next analysis (docs/performance.md,
+ * "Lighter analyses"). A check where nothing changed enough is one read of the statistics, 3–4 ms.
+ */
+const CHECK_EVERY_MS = 10_000
 /**
  * The statistics target of these analyses (PostgreSQL's default: 100). An analysis samples 300 rows per unit
  * of it and runs on the main thread: at 100, analyzing 100,000 trackings held it 610–910 ms; at 10 (3,000
@@ -18,7 +24,7 @@ const EMBEDDED_STATISTICS_TARGET = 10
 export interface EmbeddedStatistics {
   /** Analyzes the tables that changed enough since their last analysis; answers their names. */
   check(): Promise<string[]>
-  /** Checks now, then every minute, until `stop`. */
+  /** Checks now, then every `CHECK_EVERY_MS`, until `stop`. */
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -29,7 +35,7 @@ export interface EmbeddedStatistics {
  * verdicts (ten rows by primary key) by scanning every pending tracking, 25 ms against 3 ms once analyzed
  * (docs/performance.md, "Planner statistics on the embedded database"). This applies autovacuum's rule to the
  * cumulative statistics PGlite does keep, and analyzes a table with rows and no statistics at all (a folder an
- * earlier version wrote): at start, then once a minute. An analysis samples at most 3,000 rows of a table
+ * earlier version wrote): at start, then every ten seconds. An analysis samples at most 3,000 rows of a table
  * (`EMBEDDED_STATISTICS_TARGET`), so its cost is bounded; it runs on the database's one connection like any statement.
  */
 export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs?: number }): EmbeddedStatistics {
