@@ -10,7 +10,7 @@ const ANALYZE_SCALE_FACTOR = 0.1
  * (pglite-prepared.ts) is made again only once an analysis changed the statistics it was made from: one made
  * while `trackings` was nearly empty scanned the whole table for the matched trackings of every block, 350–450
  * ms at 50,000–100,000 rows during a burst of creates, until the next analysis (docs/performance.md,
- * "Lighter analyses"). A check where nothing changed enough is one read of the statistics, 3–4 ms.
+ * "A plan kept from an empty table"). A check where nothing changed enough is one read of the statistics, 3–4 ms.
  */
 const CHECK_EVERY_MS = 10_000
 /**
