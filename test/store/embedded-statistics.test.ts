@@ -64,3 +64,15 @@ test('tables that changed enough are analyzed, once; then a verdict write finds 
   await insertTestTracking(database.db, account.id)
   assert.deepEqual(await statistics.check(), [], 'one row in 1,300 is below the threshold (50 + 10%)')
 })
+
+test('start analyzes at once what changed enough; stop ends the checks', embeddedOnly, async () => {
+  const statistics = createEmbeddedStatistics({ db: database.db, logger: pino({ level: 'silent' }) })
+  const account = await createAccount(database.db, 'statistics at start')
+  await insertTrackings(
+    database.db,
+    Array.from({ length: 500 }, () => testTracking(account.id)),
+  )
+  await statistics.start()
+  await statistics.stop()
+  assert.deepEqual(await statistics.check(), [], 'the 500 rows were analyzed by start')
+})

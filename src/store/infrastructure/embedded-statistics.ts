@@ -38,9 +38,10 @@ export interface EmbeddedStatistics {
  * earlier version wrote): at start, then every ten seconds. An analysis samples at most 3,000 rows of a table
  * (`EMBEDDED_STATISTICS_TARGET`), so its cost is bounded; it runs on the database's one connection like any statement.
  */
-export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs?: number }): EmbeddedStatistics {
+export function createEmbeddedStatistics(deps: { db: Db; logger: Logger }): EmbeddedStatistics {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> = Promise.resolve()
+  let stopped = false
 
   async function check(): Promise<string[]> {
     // This backend's own counts of changes reach the statistics at most once a second, at the end of a
@@ -66,19 +67,27 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger; everyMs
     return rows.map((row) => row.name)
   }
 
-  const tick = () => {
-    running = check().catch((error: unknown) => deps.logger.warn({ err: error }, 'analyzing the embedded database failed'))
+  // The next check is armed once the last one ended, so two never run at once (one's RESET could come before
+  // the other's ANALYZE, which would then sample at the default target).
+  const arm = () => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      running = check()
+        .catch((error: unknown) => deps.logger.warn({ err: error }, 'analyzing the embedded database failed'))
+        .finally(arm)
+    }, CHECK_EVERY_MS)
+    timer.unref()
   }
 
   return {
     check,
     async start() {
       await check()
-      timer = setInterval(tick, deps.everyMs ?? CHECK_EVERY_MS)
-      timer.unref()
+      arm()
     },
     async stop() {
-      clearInterval(timer)
+      stopped = true
+      clearTimeout(timer)
       await running
     },
   }
