@@ -82,9 +82,11 @@ export function createAttemptPipeline(options: {
   signing: number
   /**
    * Waited for right before an attempt's request goes out (its start is recorded: an attempt never
-   * started spends no retry after a crash; sending-marks.ts). Absent: sent at once.
+   * started spends no retry after a crash; sending-marks.ts). Absent, or answering undefined: sent at once.
    */
-  beforeSend?: (delivery: ClaimedDelivery, startedAt: Date) => Promise<void>
+  beforeSend?: (delivery: ClaimedDelivery, startedAt: Date) => Promise<void> | undefined
+  /** Told when a signed delivery cannot go at once: it waits for a slot of its host (sending-marks.ts). */
+  waiting?: (delivery: ClaimedDelivery) => void
 }): AttemptPipeline {
   const { signer, sender, clock } = options
   let cancel: ((delivery: ClaimedDelivery) => void) | undefined
@@ -145,6 +147,7 @@ export function createAttemptPipeline(options: {
             if (cancel) return drop(job)
             hostState(job.host).ready.push(readyDelivery(job))
             pumpHttp(job.host)
+            if (!job.left) options.waiting?.(job.delivery)
           },
           // Retried on the schedule, as before: a key that fails now may be fixed before the next attempt.
           (error: Error) => fail(job, new RetryableError(`not sent: signing failed: ${error.message}`, { cause: error })),

@@ -5,7 +5,7 @@ import type { RandomSource } from '../domain/retry-schedule.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { newId } from '../store/ids.ts'
-import { postponeDeliveries, type DeliveryHandoff } from '../store/deliveries.ts'
+import { postponeDeliveries, unmarkSending, type DeliveryHandoff } from '../store/deliveries.ts'
 import { attemptOutcome } from './attempt-outcome.ts'
 import { CLAIM_BATCH, createDueClaimer } from './claim-due.ts'
 import { createHeldDeliveries } from './held-deliveries.ts'
@@ -91,7 +91,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Claimed and not yet recorded, overall and per host: one host never takes more than half. */
   const maxHeld = concurrency * 4
   const endpoints = createEndpointRegistry(db, deps.endpointsFreshMs)
-  const markSending = createSendingMarks({ db, claim, logger })
+  const marks = createSendingMarks({ db, claim, logger })
   const pipeline = createAttemptPipeline({
     signer: deps.signer,
     sender: deps.sender,
@@ -100,7 +100,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     concurrency,
     perHost,
     signing: deps.signing ?? 16,
-    beforeSend: (delivery, at) => markSending(delivery.id, at),
+    beforeSend: (delivery, at) => marks.beforeSend(delivery, at),
+    waiting: (delivery) => marks.waiting(delivery),
   })
   const outcomes = { clock, random: deps.random ?? Math.random, metrics: deps.metrics, logger, worker: name }
 
@@ -170,8 +171,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       try {
         await claimer.place(deliveries, clock())
       } catch (error) {
-        // Not attempted: the rows are due again when their lease ends.
+        // Not attempted: the rows are due again when their lease ends, without the start written with them.
         logger.warn({ err: error, deliveries: deliveries.length }, 'taking callback deliveries from their verdict failed')
+        const unsent = deliveries.filter((delivery) => !held.has(delivery.id)).map((delivery) => delivery.id)
+        void unmarkSending(db, claim, unsent).catch(() => {})
         return
       }
       await pipeline.started()

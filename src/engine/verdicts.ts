@@ -156,6 +156,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
                     claim: lease.claim,
                     tracking: done.tracking,
                     event: null,
+                    startWritten: true,
                   },
                 ]
               : [],

@@ -18,6 +18,8 @@ export interface ClaimedDelivery {
   tracking: Tracking
   /** Null for the payment callback; else the event it sends (docs/api.md §8: payment.reverted, payment.reconfirmed). */
   event?: string | null
+  /** Its attempt's start was written with the row (a verdict's delivery taken at its commit): no mark before its request. */
+  startWritten?: boolean
 }
 
 /**
@@ -100,12 +102,22 @@ export async function markSending(db: Db, claim: string, ids: string[], at: Date
     .execute()
 }
 
+/**
+ * Takes back the start written with rows whose request waits behind their host's limit
+ * (`ClaimedDelivery.startWritten`): a crash before they leave spends nothing; their start is marked again
+ * when they go (`markSending`).
+ */
+export async function unmarkSending(db: Db, claim: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return
+  await db.updateTable('deliveries').set({ sending_at: null }).where('id', 'in', ids).where('claimed_by', '=', claim).execute()
+}
+
 /** Gives claimed rows back without an attempt (their host has enough in hand), due again at `at`. */
 export async function postponeDeliveries(db: Db, items: { id: string; claim: string }[], at: Date): Promise<void> {
   for (const claim of new Set(items.map((item) => item.claim))) {
     await db
       .updateTable('deliveries')
-      .set({ next_attempt_at: at, locked_until: null, claimed_by: null })
+      .set({ next_attempt_at: at, locked_until: null, claimed_by: null, sending_at: null })
       .where('state', '=', 'due')
       .where('claimed_by', '=', claim)
       .where(

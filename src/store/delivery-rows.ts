@@ -3,7 +3,11 @@ import type { Db } from './infrastructure/database.ts'
 import { newId } from './ids.ts'
 import type { DeliveriesTable, RedeliveryRequester } from './schema.ts'
 
-/** A claim and its lease: rows inserted under it belong to that worker from their first moment. */
+/**
+ * A claim and its lease: rows inserted under it belong to that worker from their first moment, and their
+ * attempt starts as they commit, so its start (`sending_at`) is written with them: no statement stands
+ * between a verdict's commit and its callback's request (`ClaimedDelivery.startWritten`).
+ */
 export interface DeliveryLease {
   claim: string
   until: Date
@@ -21,7 +25,7 @@ export type NewDelivery =
  * The one insert of delivery rows (payment callbacks, redeliveries, reversal events), so that every delivery
  * starts with the same columns: due now (`next_attempt_at` and `due_at`, which the queue's overdue age reads),
  * or, for a skipped event, finished at once; with `lease`, claimed by that worker until its end (the
- * claim query's columns). Runs in the caller's transaction when given one.
+ * claim query's columns) with its attempt started. Runs in the caller's transaction when given one.
  */
 export async function insertDeliveries(
   db: Db,
@@ -48,7 +52,7 @@ export function newDeliveryRows(deliveries: readonly NewDelivery[], now: Date, l
       state: skipped ? ('skipped' as const) : ('due' as const),
       finished_at: skipped ? now : null,
       next_attempt_at: lease && !skipped ? lease.until : now,
-      ...(lease && !skipped ? { claimed_by: lease.claim, claimed_at: now, locked_until: lease.until } : {}),
+      ...(lease && !skipped ? { claimed_by: lease.claim, claimed_at: now, locked_until: lease.until, sending_at: now } : {}),
       due_at: now,
       created_at: now,
       updated_at: now,

@@ -79,7 +79,7 @@ export async function pauseClaimedDeliveries(
   if (items.length === 0) return new Set()
   const values = items.map((item) => sql`(${item.id}::text, ${item.accountId}::text, ${item.url}::text)`)
   const paused = await sql<{ id: string }>`
-    UPDATE deliveries AS d SET paused_at = ${now}, locked_until = NULL, claimed_by = NULL, next_attempt_at = ${now}, updated_at = ${now}
+    UPDATE deliveries AS d SET paused_at = ${now}, locked_until = NULL, claimed_by = NULL, sending_at = NULL, next_attempt_at = ${now}, updated_at = ${now}
     FROM (VALUES ${sql.join(values)}) AS v(id, account_id, url)
     JOIN webhook_endpoints e ON e.account_id = v.account_id AND e.url = v.url AND e.state = 'disabled'
     WHERE d.id = v.id AND d.claimed_by = ${claim} AND d.state = 'due'

@@ -23,6 +23,8 @@ export interface Answer {
   headers?: Record<string, string>
   /** Answer this late (a slow endpoint). */
   delayMs?: number
+  /** Answer once this settles (an endpoint the test holds busy). */
+  until?: Promise<unknown>
   /** Close the connection without an answer. */
   destroy?: boolean
   /** Send the status line, headers and a first chunk of the body, then nothing more (the answer never ends). */
@@ -62,6 +64,7 @@ export async function startReceiver(answer: (request: Received, n: number) => An
         response.end(reply.body ?? '')
       }
       if (reply.delayMs) setTimeout(send, reply.delayMs).unref()
+      else if (reply.until) void reply.until.finally(send)
       else send()
     })
   })

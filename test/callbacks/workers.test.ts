@@ -151,19 +151,30 @@ test('embedded database: a delivery a stopped run held mid-attempt is made at th
   assert.equal(log[0]!.error, INTERRUPTED_ATTEMPT_ERROR)
 })
 
+/** markSending's statement: an attempt's start written right before its request (not the one taking it back). */
+const isStartMark = (sql: string) => /^update "deliveries" set "sending_at" = \$1 where .*"state" = /.test(sql)
+
 /**
- * One pending tracking whose callback goes to a live receiver, and a delivery worker on the same database
- * (named `name`, on `clock`, with no poll within a test): the hand-off tests' common ground.
+ * Pending trackings (`trackings`, default one) whose callbacks go to one live receiver (answering as
+ * `answer`), and a delivery worker on the same database (named `name`, on `clock`, at most `perHost`
+ * requests at once to the receiver, with no poll within a test): the hand-off tests' common ground.
+ * `statements`: every statement run on the database.
  */
-async function handOffFixture(name: string) {
-  const database = await createTestDatabase()
+async function handOffFixture(
+  name: string,
+  options: { trackings?: number; perHost?: number; answer?: Parameters<typeof startReceiver>[0] } = {},
+) {
+  const statements: string[] = []
+  const database = await createTestDatabase({ onQuery: (sql) => statements.push(sql) })
   cleanups.push(() => database.close())
-  const receiver = await startReceiver(() => ({ status: 200 }))
+  const receiver = await startReceiver(options.answer)
   cleanups.push(() => receiver.close())
   const sender = createCallbackSender({ timeoutMs: 5000, allowPrivate: true })
   cleanups.push(async () => sender.close())
   const account = await createAccount(database.db, name)
-  const tracking = await insertPending(database.db, account.id, { callback: `${receiver.url}/${name}` })
+  const trackings: Awaited<ReturnType<typeof insertPending>>[] = []
+  for (let k = 0; k < (options.trackings ?? 1); k++)
+    trackings.push(await insertPending(database.db, account.id, { callback: `${receiver.url}/${name}/${k}` }))
   const signer = await createCallbackSigner(database.db, null)
   const workerOn = (clock: () => Date) =>
     createDeliveryWorker({
@@ -176,32 +187,64 @@ async function handOffFixture(name: string) {
       metrics: createCallbackMetrics(createMetrics().registry, database.db, clock),
       timeoutMs: 5000,
       pollMs: 3_600_000,
+      perHost: options.perHost,
       name,
     })
-  /** The tracking failed under `lease`: its delivery row is that lease's. */
-  const complete = async (now: Date, lease: DeliveryLease) => {
-    const [done] = await completeTrackings(
+  /** The trackings failed under `lease`: their delivery rows are that lease's. */
+  const completeAll = async (now: Date, lease: DeliveryLease) => {
+    const results = await completeTrackings(
       database.db,
-      [{ id: tracking.id, completion: { status: 'failed', failedReason: 'AMOUNT_MISMATCH' } }],
+      trackings.map((tracking) => ({
+        id: tracking.id,
+        completion: { status: 'failed' as const, failedReason: 'AMOUNT_MISMATCH' as const },
+      })),
       now,
       { lease },
     )
-    assert.ok(done?.deliveryId)
-    return { ...done, deliveryId: done.deliveryId }
+    return results.map((done) => {
+      assert.ok(done?.deliveryId)
+      return { ...done, deliveryId: done.deliveryId }
+    })
   }
+  const complete = async (now: Date, lease: DeliveryLease) => (await completeAll(now, lease))[0]!
+  /** As the verdicts' writer hands them over (src/engine/verdicts.ts). */
+  const handedOff = (done: Awaited<ReturnType<typeof complete>>, lease: DeliveryLease) => ({
+    id: done.deliveryId,
+    trackingId: done.tracking.id,
+    attempts: 0,
+    claim: lease.claim,
+    tracking: done.tracking,
+    event: null,
+    startWritten: true,
+  })
   const delivered = async (deliveryId: string) => {
-    await receiver.waitFor(1, 10_000)
-    assert.equal(receiver.received[0]!.headers['x-delivery-id'], deliveryId)
     await eventually(async () => {
       const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', deliveryId).executeTakeFirst()
       return row?.state === 'delivered'
     })
+    assert.ok(receiver.received.some((got) => got.headers['x-delivery-id'] === deliveryId))
   }
-  return { database, tracking, workerOn, complete, delivered }
+  const sendingAt = async (deliveryId: string) =>
+    (await database.db.selectFrom('deliveries').select('sending_at').where('id', '=', deliveryId).executeTakeFirstOrThrow()).sending_at
+  const attemptLog = (deliveryId: string) =>
+    database.db.selectFrom('delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute()
+  return {
+    database,
+    tracking: trackings[0]!,
+    receiver,
+    statements,
+    workerOn,
+    complete,
+    completeAll,
+    handedOff,
+    delivered,
+    sendingAt,
+    attemptLog,
+  }
 }
 
-test("a verdict's delivery inserted under the worker's lease is attempted as it commits, without a claim or a wake", async () => {
-  const { database, tracking, workerOn, complete, delivered } = await handOffFixture('hand-off')
+test("a verdict's delivery inserted under the worker's lease is attempted as it commits, without a claim, a wake or a statement between", async () => {
+  const { database, workerOn, complete, handedOff, delivered, statements, attemptLog } = await handOffFixture('hand-off')
   // No poll comes within the test: only the hand-off can deliver.
   const worker = workerOn(systemClock)
   assert.equal(worker.handoff.lease(new Date()), undefined, 'a worker not started takes nothing')
@@ -211,18 +254,25 @@ test("a verdict's delivery inserted under the worker's lease is attempted as it 
   const lease = worker.handoff.lease(now)
   assert.ok(lease)
   const done = await complete(now, lease)
+  const row = await database.db.selectFrom('deliveries').selectAll().where('id', '=', done.deliveryId).executeTakeFirstOrThrow()
+  // Its attempt starts as it commits: the start is written with the row.
+  assert.deepEqual([row.claimed_by, row.sending_at?.getTime()], [lease.claim, now.getTime()])
   // Not due for a claim (its lease is the worker's): only the hand-off sends it.
   assert.equal((await claimDueDeliveries(database.db, { now, leaseUntil: now, limit: 10, claim: 'someone-else' })).length, 0)
-  worker.handoff.take([
-    { id: done.deliveryId, trackingId: tracking.id, attempts: 0, claim: lease.claim, tracking: done.tracking, event: null },
-  ])
+  const before = statements.length
+  worker.handoff.take([handedOff(done, lease)])
   await delivered(done.deliveryId)
+  assert.equal(statements.slice(before).filter(isStartMark).length, 0, 'no start written again before the request')
+  assert.deepEqual(
+    (await attemptLog(done.deliveryId)).map((a) => [a.attempt, a.outcome]),
+    [[1, 'delivered']],
+  )
   await worker.stop()
   assert.equal(worker.handoff.lease(new Date()), undefined, 'a stopped worker takes nothing')
 })
 
-test('a handed-off delivery whose worker died before sending it is claimed by another worker once its lease ends', async () => {
-  const { database, workerOn, complete, delivered } = await handOffFixture('orphaned-hand-off')
+test('a handed-off delivery whose worker died before sending it is claimed by another worker once its lease ends, its cut-off attempt logged', async () => {
+  const { database, workerOn, complete, delivered, attemptLog } = await handOffFixture('orphaned-hand-off')
   // The dead worker's lease: the row committed under it, and the worker was gone before it took it.
   const now = new Date()
   const lease = { claim: 'dead-worker:claim-1', until: new Date(now.getTime() + 60_000) }
@@ -236,4 +286,57 @@ test('a handed-off delivery whose worker died before sending it is claimed by an
   worker.start()
   await delivered(done.deliveryId)
   await worker.stop()
+  // Its start was written with the verdict, as its request goes out at the commit: the receiver may have it.
+  const log = await attemptLog(done.deliveryId)
+  assert.deepEqual(
+    log.map((a) => [a.attempt, a.outcome, a.error, a.started_at.getTime()]),
+    [
+      [1, 'failed', INTERRUPTED_ATTEMPT_ERROR, now.getTime()],
+      [2, 'delivered', null, afterLease.getTime()],
+    ],
+  )
+})
+
+test("handed-off deliveries beyond their endpoint's limit have the start written with them taken back until they go", async () => {
+  let release!: () => void
+  const busy = new Promise<void>((resolve) => (release = resolve))
+  // The endpoint answers its first request only when the test lets it: the second waits for its one slot.
+  const fixture = await handOffFixture('hand-off-over-limit', {
+    trackings: 2,
+    perHost: 1,
+    answer: (_got, n) => (n === 0 ? { until: busy } : {}),
+  })
+  const { workerOn, completeAll, handedOff, delivered, sendingAt, receiver, statements, attemptLog } = fixture
+  const worker = workerOn(systemClock)
+  try {
+    worker.start()
+    const now = new Date()
+    const lease = worker.handoff.lease(now)
+    assert.ok(lease)
+    const done = await completeAll(now, lease)
+    assert.deepEqual(await Promise.all(done.map((d) => sendingAt(d.deliveryId).then((at) => at?.getTime()))), [
+      now.getTime(),
+      now.getTime(),
+    ])
+    const before = statements.length
+    worker.handoff.take(done.map((d) => handedOff(d, lease)))
+    await receiver.waitFor(1, 10_000)
+    const first = receiver.received[0]!.headers['x-delivery-id']
+    const second = done.find((d) => d.deliveryId !== first)!.deliveryId
+    assert.equal(statements.slice(before).filter(isStartMark).length, 0, 'the one that went had its start written with it')
+    assert.equal((await sendingAt(first as string))?.getTime(), now.getTime())
+    assert.equal(await sendingAt(second), null, 'the one waiting for a slot has not started: a crash now spends nothing')
+    release()
+    await delivered(second)
+    assert.equal(statements.slice(before).filter(isStartMark).length, 1, 'its start is written as it goes')
+    for (const d of done)
+      assert.deepEqual(
+        (await attemptLog(d.deliveryId)).map((a) => a.outcome),
+        ['delivered'],
+      )
+  } finally {
+    // Also when an assertion failed: the held request and the worker would keep the receiver from closing.
+    release()
+    await worker.stop()
+  }
 })
