@@ -1,10 +1,8 @@
 import { constants, createHash, createPrivateKey, createPublicKey, generateKeyPair, sign, type KeyObject } from 'node:crypto'
-import { availableParallelism } from 'node:os'
 import type { Db } from '../store/infrastructure/database.ts'
 import { integrationPrivateKey } from '../store/integrations.ts'
 import { serviceKeyPair, type KeyPairPem } from '../store/service-keys.ts'
 import { NonRetryableError } from '../common/errors.ts'
-import { createConcurrencyLimit } from '../common/concurrency-limit.ts'
 
 /** Name of the service's default callback-signing key in `service_keys`. */
 export const SERVICE_SIGNING_KEY = 'callback-signing'
@@ -85,26 +83,15 @@ export interface CallbackSigner {
 const SIGNATURE_CACHE_SIZE = 10_000
 
 /**
- * Signatures made at once: one core fewer than the machine has (at least one). A block's callbacks are
- * signed while its verdicts are written on the main thread (on the embedded database, PostgreSQL itself
- * runs there); more signing threads than the other cores took the main thread's core from it, and the
- * write, and the CPU spent, grew with them (docs/performance.md, "Signing beside the write").
- */
-export const SIGNATURES_AT_ONCE = Math.max(1, availableParallelism() - 1)
-
-/**
  * The service key comes from PAYWATCH_SIGNING_KEY or is generated once and stored in the database
  * (shared by every node), sealed under `secretsKey` when set. Integration keys are read (and opened)
- * on first use and kept: they never change, and no callback pays for a decryption. At most `atOnce`
- * signatures are made at once (default `SIGNATURES_AT_ONCE`); the others wait their turn.
+ * on first use and kept: they never change, and no callback pays for a decryption.
  */
 export async function createCallbackSigner(
   db: Db,
   configuredPem: string | null,
   secretsKey: Buffer | null = null,
-  atOnce = SIGNATURES_AT_ONCE,
 ): Promise<CallbackSigner> {
-  const limit = createConcurrencyLimit(atOnce)
   const serviceKey = configuredPem
     ? parseRsaPrivateKey(configuredPem, 'PAYWATCH_SIGNING_KEY')
     : parseRsaPrivateKey(
@@ -128,7 +115,7 @@ export async function createCallbackSigner(
 
   const signBody = async (body: string, integrationId: string | null): Promise<string> => {
     const key = integrationId ? await integrationKey(integrationId) : serviceKey
-    return base64UrlPadded(await limit(() => signPss(key, Buffer.from(body, 'utf8'))))
+    return base64UrlPadded(await signPss(key, Buffer.from(body, 'utf8')))
   }
   const recent = new Map<string, Promise<string>>()
 
