@@ -7,7 +7,7 @@ import type { TrackingEvents } from '../common/tracking-events.ts'
 import { completeTrackings, type Completion } from '../store/complete-tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import type { DeliveryHandoff } from '../store/deliveries.ts'
+import { handedOffDelivery, type DeliveryHandoff } from '../store/deliveries.ts'
 import { createMatchStore, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import type { BlockRecord, WindowView } from './block-follower.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -146,21 +146,7 @@ export function createVerdicts(deps: VerdictDeps): Verdicts {
       // Committed: the callbacks go to this node's worker at once (no claim query in between).
       if (lease) {
         const taking = deps.deliveries!.take(
-          results.flatMap((done) =>
-            done?.deliveryId
-              ? [
-                  {
-                    id: done.deliveryId,
-                    trackingId: done.tracking.id,
-                    attempts: 0,
-                    claim: lease.claim,
-                    tracking: done.tracking,
-                    event: null,
-                    startWritten: true,
-                  },
-                ]
-              : [],
-          ),
+          results.flatMap((done) => (done?.deliveryId ? [handedOffDelivery(done.deliveryId, done.tracking, lease)] : [])),
         )
         leaving = leaving ? Promise.all([leaving, taking]).then(() => {}) : taking
       }

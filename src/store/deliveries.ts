@@ -23,6 +23,14 @@ export interface ClaimedDelivery {
 }
 
 /**
+ * A verdict's delivery as the worker takes it at the commit that inserted it under `lease`: no attempt
+ * before, its start written with the row (delivery-rows.ts).
+ */
+export function handedOffDelivery(deliveryId: string, tracking: Tracking, lease: DeliveryLease): ClaimedDelivery {
+  return { id: deliveryId, trackingId: tracking.id, attempts: 0, claim: lease.claim, tracking, event: null, startWritten: true }
+}
+
+/**
  * This node's delivery worker, taking the rows a verdict's transaction inserts straight from the writer:
  * they are inserted under its lease and, once committed, attempted at once, without a claim query
  * (the durable write still comes first: nothing is handed over before the commit).

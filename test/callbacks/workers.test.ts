@@ -14,7 +14,7 @@ import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { completeTrackings } from '../../src/store/complete-tracking.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
-import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, markSending } from '../../src/store/deliveries.ts'
+import { INTERRUPTED_ATTEMPT_ERROR, claimDueDeliveries, handedOffDelivery, markSending } from '../../src/store/deliveries.ts'
 import type { DeliveryLease } from '../../src/store/delivery-rows.ts'
 import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, testDatabaseUrl } from '../support/database.ts'
 import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
@@ -208,15 +208,8 @@ async function handOffFixture(
   }
   const complete = async (now: Date, lease: DeliveryLease) => (await completeAll(now, lease))[0]!
   /** As the verdicts' writer hands them over (src/engine/verdicts.ts). */
-  const handedOff = (done: Awaited<ReturnType<typeof complete>>, lease: DeliveryLease) => ({
-    id: done.deliveryId,
-    trackingId: done.tracking.id,
-    attempts: 0,
-    claim: lease.claim,
-    tracking: done.tracking,
-    event: null,
-    startWritten: true,
-  })
+  const handedOff = (done: Awaited<ReturnType<typeof complete>>, lease: DeliveryLease) =>
+    handedOffDelivery(done.deliveryId, done.tracking, lease)
   const delivered = async (deliveryId: string) => {
     await eventually(async () => {
       const row = await database.db.selectFrom('deliveries').select('state').where('id', '=', deliveryId).executeTakeFirst()
