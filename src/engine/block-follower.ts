@@ -42,6 +42,8 @@ export interface BlockRecord {
 /** The follower's window as its events' handler sees it: whether `hash` is canonical at `number` (undefined outside it). */
 export interface WindowView {
   holds(number: bigint, hash: string): boolean | undefined
+  /** The blocks the window holds, oldest first (one per height). */
+  blocks(): readonly { number: bigint; hash: string }[]
 }
 
 /** Handles one event, with the window it happened in (the block of a `block` event is not in it yet). */
@@ -115,7 +117,10 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   let restartAt: bigint | undefined
   const finality = createFinalityCadence(createFinality(chain, reader, deps.logger), deps.finality)
   const state: FollowerState = { head: undefined, seen: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
-  const view: WindowView = { holds: (number, hash) => stored.loaded?.holds(number, hash) }
+  const view: WindowView = {
+    holds: (number, hash) => stored.loaded?.holds(number, hash),
+    blocks: () => stored.loaded?.blocks() ?? [],
+  }
 
   const load = async (): Promise<BlockWindow> => {
     if (stored.loaded) return stored.loaded

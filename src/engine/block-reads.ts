@@ -1,5 +1,6 @@
 import type { TransactionReceipt } from 'viem'
 import type { FullBlock } from '../chain/chain-reader.ts'
+import type { WindowView } from './block-follower.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { pendingOnChain } from '../store/nonceless-trackings.ts'
@@ -33,8 +34,8 @@ export interface BlockReads {
     block: FullBlock,
     latest: boolean,
   ): { pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> }
-  /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts). */
-  around(block: bigint, finalized: bigint): Promise<AroundReads>
+  /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts); `window`: the follower's. */
+  around(block: { number: bigint; hash: string }, finalized: bigint, window: WindowView | undefined): Promise<AroundReads>
 }
 
 /**
@@ -80,8 +81,8 @@ export function createBlockReads(deps: {
       const ahead = latest && pendingSeen && block.transactions.length > 1
       return { pending: readPending(), receipts: ahead ? deps.receipts.whole(block.hash) : none }
     },
-    async around(block, finalized) {
-      const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read(block, finalized)])
+    async around(block, finalized, window) {
+      const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read(block, finalized, window)])
       return { matched, watched }
     },
   }

@@ -218,7 +218,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     window: WindowView | undefined,
     readEarlier: Promise<AroundReads> | undefined,
   ): Promise<number> => {
-    const { matched, watched } = await (readEarlier ?? reads.around(block.number, finalized))
+    const { matched, watched } = await (readEarlier ?? reads.around(block, finalized, window))
     const [rejudged] = await settleAll([
       rejudge.run(block.number, finalized, judged, fence, window, matched),
       deps.successes.check(watched, block, finalized, fence, window),
@@ -268,7 +268,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const latest = event.latest === true
       // A block caught up on is not news to announce at once: its follow-up's reads go beside its own, as
       // throughput matters more there than the moment its callbacks leave.
-      const around = latest ? undefined : reads.around(block.number, finalized)
+      const around = latest ? undefined : reads.around(block, finalized, window)
       around?.catch(() => {})
       const { judged } = await deps.verdicts.round(fresh, () => payingLane(block, finalized, latest, fence))
       // The newest block's callbacks leave before the follow-up's reads take the main thread (embedded database).

@@ -7,7 +7,7 @@ import type { Db } from '../store/infrastructure/database.ts'
 import {
   deleteSuccessWatches,
   dropRevertedWatches,
-  findAllSuccessWatches,
+  findWatchesToCheck,
   reconfirmSuccessWatch,
   takeSuccessWatches,
   type SuccessWatch,
@@ -27,11 +27,11 @@ export interface SuccessWatchDeps {
 
 export interface SuccessWatcher {
   /**
-   * The watched successes to check with `block` (also the reverted ones), read alongside its other queries:
-   * every one when the finalized block moved since the last whole read, after a reorg, or every
-   * FULL_READ_EVERY blocks; else those above the block before the last one read, and the reverted ones.
+   * The watched successes `check` acts on at `block`, read alongside its other queries: the reverted ones,
+   * those whose block is final, and those whose height `block` or the follower's `window` holds with
+   * another block. A watch on a canonical block that is not final yet is not read: nothing is to be done.
    */
-  read(block: bigint, finalized: bigint): Promise<SuccessWatch[]>
+  read(block: { number: bigint; hash: string }, finalized: bigint, window?: WindowView): Promise<SuccessWatch[]>
   /**
    * After `block` was judged: a watched success whose block is final ends its watch; one whose
    * block the chain no longer holds (or another block took its height) is reverted; a reverted one
@@ -49,15 +49,6 @@ export interface SuccessWatcher {
   reorg(ancestor: bigint, fence?: WriteFence): Promise<void>
 }
 
-/**
- * Blocks between two reads of every watch. Between them only new watches can need a check: a watch checked
- * once stays as it was until its block is final (a finalized block that moved: a whole read) or a reorg
- * takes it (`reorg`, by its block number, whether read or not). A watch written meanwhile for an older block
- * (a fast path's success of a payment mined before its tracking, another node's) is checked at the next
- * whole read, at most this many blocks later.
- */
-const FULL_READ_EVERY = 8n
-
 /** How long a reverted success's transaction is looked for before its watch ends. */
 const REMINED_WITHIN_MS = 24 * 60 * 60 * 1000
 
@@ -67,15 +58,12 @@ const REMINED_WITHIN_MS = 24 * 60 * 60 * 1000
  * `paywatch_reverted_after_success_total` counter, `payment.reverted` recorded with the record's
  * `reverted_at` and its event delivery, and a `reverted` event on the tracking bus), and keeps
  * watching: when the transaction is mined again and reaches the tracking's confirmations,
- * `payment.reconfirmed` (docs/api.md §8). Cheap: one indexed query per block, over the successes
- * whose block is not final yet; a receipt read per block only for reverted ones.
+ * `payment.reconfirmed` (docs/api.md §8). Cheap: one query per block, answering only the watches to act
+ * on; a receipt read per block only for reverted ones.
  */
 export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   const log = deps.logger.child({ chain: deps.chain })
   const clock = deps.clock ?? systemClock
-  /** The last whole read: at which block, with which finalized block. Undefined: the next read is whole. */
-  let wholeRead: { block: bigint; finalized: bigint } | undefined
-  let lastRead: bigint | undefined
 
   const announce = async (taken: Awaited<ReturnType<typeof takeSuccessWatches>>) => {
     for (const { watch, tracking, sent } of taken) {
@@ -142,23 +130,11 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
   }
 
   return {
-    read(block, finalized) {
-      const previous = lastRead
-      lastRead = block
-      const since =
-        wholeRead &&
-        previous !== undefined &&
-        block > previous &&
-        finalized <= wholeRead.finalized &&
-        block - wholeRead.block < FULL_READ_EVERY
-          ? previous
-          : undefined
-      if (since === undefined) {
-        wholeRead = { block, finalized }
-        return findAllSuccessWatches(deps.db, deps.chain)
-      }
-      // From the block before the last one read: a block caught up on reads before its own successes are written.
-      return findAllSuccessWatches(deps.db, deps.chain, since - 1n)
+    read(block, finalized, window) {
+      // As `check` decides it: the block being processed is not in the window yet and is compared directly.
+      const canonical = (window?.blocks() ?? []).filter((held) => held.number !== block.number)
+      canonical.push({ number: block.number, hash: block.hash.toLowerCase() })
+      return findWatchesToCheck(deps.db, deps.chain, finalized, canonical)
     },
     async check(watches, block, finalized, fence, window) {
       const final: string[] = []
@@ -182,7 +158,6 @@ export function createSuccessWatcher(deps: SuccessWatchDeps): SuccessWatcher {
       if (reverted.length > 0) await checkReverted(reverted, block, fence, window)
     },
     async reorg(ancestor, fence) {
-      wholeRead = undefined
       await announce(await takeSuccessWatches(deps.db, deps.chain, { above: ancestor }, fence, clock()))
     },
   }

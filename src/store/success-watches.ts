@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Tracking } from '../domain/tracking.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './infrastructure/database.ts'
@@ -44,13 +45,15 @@ export function successWatchesInsert(db: Db, watches: readonly SuccessWatch[], n
     .onConflict((oc) => oc.column('tracking_id').doNothing())
 }
 
-const toWatch = (row: {
+interface WatchRow {
   tracking_id: string
   chain: string
   block_number: string
   block_hash: string
   transaction: string
-}): SuccessWatch => ({
+}
+
+const toWatch = (row: WatchRow): SuccessWatch => ({
   trackingId: row.tracking_id,
   chain: row.chain,
   blockNumber: BigInt(row.block_number),
@@ -58,27 +61,35 @@ const toWatch = (row: {
   transaction: row.transaction,
 })
 
-/**
- * The watched successes of `chain`: one index probe per block. Rows are deleted once their block is
- * final, so this reads at most the successes of the chain's finality window.
- */
+/** The watched successes of `chain` whose transaction is still where they were found (diagnostics, tests). */
 export async function findSuccessWatches(db: Db, chain: string): Promise<SuccessWatch[]> {
-  return (await findAllSuccessWatches(db, chain)).filter((watch) => watch.revertedAt === undefined)
+  const rows = await db.selectFrom('success_watches').selectAll().where('chain', '=', chain).where('reverted_at', 'is', null).execute()
+  return rows.map(toWatch)
 }
 
 /**
- * The watched successes of `chain`, also those whose transaction left the chain (with `revertedAt`), in one
- * query; with `above`, only those whose block is above it, and the reverted ones.
+ * The watched successes of `chain` that a block's check acts on, also those whose transaction left the
+ * chain (with `revertedAt`): the reverted ones, those whose block is final at `finalized`, and those whose
+ * height `canonical` holds with another block. A watch on a canonical block that is not final yet needs
+ * nothing and is not read, so the read costs what changed, not the finality window's successes (~10 a
+ * paying block over Ethereum's 64). `canonical`: the blocks the follower holds, one per height.
  */
-export async function findAllSuccessWatches(db: Db, chain: string, above?: bigint): Promise<SuccessWatch[]> {
-  let query = db
-    .selectFrom('success_watches as w')
-    .innerJoin('trackings as t', 't.id', 'w.tracking_id')
-    .select(['w.tracking_id', 'w.chain', 'w.block_number', 'w.block_hash', 'w.transaction', 'w.reverted_at', 't.confirmations'])
-    .where('w.chain', '=', chain)
-  if (above !== undefined)
-    query = query.where((eb) => eb.or([eb('w.block_number', '>', above.toString()), eb('w.reverted_at', 'is not', null)]))
-  const rows = await query.execute()
+export async function findWatchesToCheck(
+  db: Db,
+  chain: string,
+  finalized: bigint,
+  canonical: readonly { number: bigint; hash: string }[],
+): Promise<SuccessWatch[]> {
+  const numbers = canonical.map((block) => block.number.toString())
+  const hashes = canonical.map((block) => block.hash)
+  const { rows } = await sql<WatchRow & { reverted_at: Date | string | null; confirmations: number }>`
+    SELECT w.tracking_id, w.chain, w.block_number, w.block_hash, w."transaction", w.reverted_at, t.confirmations
+    FROM success_watches w
+    JOIN trackings t ON t.id = w.tracking_id
+    LEFT JOIN unnest(${numbers}::bigint[], ${hashes}::text[]) AS c(number, hash) ON c.number = w.block_number
+    WHERE w.chain = ${chain} AND (w.reverted_at IS NOT NULL OR w.block_number <= ${finalized.toString()}::bigint OR c.hash <> w.block_hash)`.execute(
+    db,
+  )
   return rows.map((row) => ({
     ...toWatch(row),
     confirmations: row.confirmations,

@@ -68,7 +68,7 @@ test("the reads prepared for a header serve that block alone; another block's ar
   const prepared = reads.start(blockWith(announced.toUpperCase().replace('0X', '0x'), 3), true)
   assert.deepEqual(asked, [announced], 'read ahead once, when the header was known')
   assert.deepEqual(await prepared.pending, { any: true, traces: false })
-  const around = await reads.around(5n, 0n)
+  const around = await reads.around({ number: 5n, hash: announced }, 0n, undefined)
   assert.ok(Array.isArray(around.matched) && Array.isArray(around.watched))
 
   // The block that came is another (a reorg, a notification missed): its own reads, nothing prepared left over.

@@ -83,7 +83,7 @@ test('matched trackings are judged again with each head, dropped when their bloc
   const matches = memoryMatches([kept, gone, skipped, lost])
   const { verdicts, applied, searched } = notingVerdicts()
   const rejudge = createMatchedRejudge({ chain: 'ethereum', matches, evidence: unreadable, verdicts, log: pino({ level: 'silent' }) })
-  const window = { holds: (number: bigint, hash: string) => (number === 10n ? hash === '0xaa' : undefined) }
+  const window = { holds: (number: bigint, hash: string) => (number === 10n ? hash === '0xaa' : undefined), blocks: () => [] }
 
   assert.equal(rejudge.judgedFinalized, -1n)
   assert.equal(await rejudge.run(10n, 5n, new Set([skipped.tracking.id]), undefined, window), 4)

@@ -36,6 +36,7 @@ function tableOf(node: OperationNode): string {
   if (into) return `insert ${into}`
   const raw = (node as { sqlFragments?: readonly string[] }).sqlFragments?.join(' ') ?? ''
   if (/UPDATE trackings AS t\s+SET status/.test(raw)) return 'verdicts'
+  if (/FROM success_watches w/.test(raw)) return 'select success_watches'
   return node.kind
 }
 

@@ -96,11 +96,11 @@ test('a success by confirmations is watched; one on a replaced block is announce
     await verdicts.apply(tracking, expectationOf(tracking), { status: 'success', transaction: match.transaction }, match, false)
   }
   const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics })
-  const watches = await watcher.read(200n, 0n)
-  assert.deepEqual(watches.map((w) => w.trackingId).sort(), [replaced.tracking.id, kept.tracking.id].sort())
-
   // Block 200 arrives with another hash than the one the success rests on; block 201 is final.
-  await watcher.check(watches, { number: 200n, hash: randomHash() }, 201n)
+  const block200 = { number: 200n, hash: randomHash() }
+  const watches = await watcher.read(block200, 201n)
+  assert.deepEqual(watches.map((w) => w.trackingId).sort(), [replaced.tracking.id, kept.tracking.id].sort())
+  await watcher.check(watches, block200, 201n)
   assert.deepEqual(
     reverted.map((e) => e.tracking.id),
     [replaced.tracking.id],
@@ -126,34 +126,64 @@ test('a success by finality is not watched (its block is final already)', async 
   assert.deepEqual(await findSuccessWatches(database.db, 'ethereum'), [])
 })
 
-test('the watches are read whole at first, when finality moves, after a reorg and every 8 blocks; between, only the new blocks', async () => {
+/** A follower's window holding `blocks` (one per height). */
+const windowOf = (blocks: { number: bigint; hash: string }[]) => ({
+  holds: (number: bigint, hash: string) => {
+    const held = blocks.find((block) => block.number === number)
+    return held === undefined ? undefined : held.hash === hash
+  },
+  blocks: () => blocks,
+})
+
+test('a block reads the watches it acts on: reverted, final, or on a block replaced in the window or by itself; not a canonical one to be final', async () => {
   await database.db.deleteFrom('success_watches').execute() // the earlier tests' reverted watch
   const verdicts = verdictsWith(true)
   const watchAt = async (block: bigint) => {
     const { tracking, match } = await trackingWithMatch(block)
     await verdicts.apply(tracking, expectationOf(tracking), { status: 'success', transaction: match.transaction }, match, false)
-    return tracking.id
+    return { id: tracking.id, hash: match.blockHash.toLowerCase() }
   }
-  const old = await watchAt(400n)
+  const final = await watchAt(400n)
+  const canonical = await watchAt(410n)
+  const replaced = await watchAt(411n)
+  const late = await watchAt(405n) // a fast path's success on a fork the follower never held, written for an older block
+  const current = await watchAt(412n)
+  const ahead = await watchAt(413n) // above the block being processed: nothing known of it yet
+  const window = windowOf([
+    { number: 405n, hash: randomHash() },
+    { number: 410n, hash: canonical.hash },
+    { number: 411n, hash: randomHash() },
+  ])
   const watcher = createSuccessWatcher({ chain: 'ethereum', db: database.db, events, logger, metrics })
-  const idsAt = async (block: bigint, finalized: bigint) => (await watcher.read(block, finalized)).map((w) => w.trackingId).sort()
+  const idsAt = async (block: { number: bigint; hash: string }, finalized: bigint) =>
+    (await watcher.read(block, finalized, window)).map((w) => w.trackingId).sort()
 
-  assert.deepEqual(await idsAt(410n, 300n), [old], 'the first read is whole')
-  const previous = await watchAt(410n)
-  const current = await watchAt(411n)
-  assert.deepEqual(await idsAt(411n, 300n), [previous, current].sort(), 'then the watches of the block before the last read and above')
-  const late = await watchAt(405n) // a fast path's success of a payment mined before its tracking
-  assert.deepEqual(await idsAt(412n, 300n), [current], 'an older block written meanwhile waits for the next whole read')
-  assert.deepEqual(await idsAt(413n, 301n), [old, previous, current, late].sort(), 'finality moved: whole')
-  assert.deepEqual(await idsAt(414n, 301n), [], 'nothing new')
-  await watcher.reorg(500n)
-  assert.deepEqual((await idsAt(415n, 301n)).length, 4, 'after a reorg: whole')
-  for (let block = 416n; block < 423n; block++) assert.deepEqual(await idsAt(block, 301n), [], `block ${block}: nothing new`)
-  assert.deepEqual((await idsAt(423n, 301n)).length, 4, '8 blocks after the last whole read: whole')
-  assert.deepEqual((await idsAt(423n, 301n)).length, 4, 'the same block again (a replay): whole')
-  await watcher.reorg(410n) // block 411 left the chain: its watch is reverted, and watched for the transaction's re-mining
-  assert.deepEqual((await idsAt(424n, 301n)).length, 4, 'after a reorg: whole')
-  assert.deepEqual(await idsAt(425n, 301n), [current], 'a reverted watch is read at every block')
-  await watcher.check(await watcher.read(426n, 420n), { number: 426n, hash: randomHash() }, 420n)
-  assert.deepEqual(await findSuccessWatches(database.db, 'ethereum'), [], 'every watch final')
+  const block412 = { number: 412n, hash: current.hash }
+  assert.deepEqual(await idsAt(block412, 400n), [final.id, late.id, replaced.id].sort(), 'final, and replaced in the window')
+  assert.deepEqual(
+    await idsAt({ number: 412n, hash: randomHash() }, 399n),
+    [current.id, late.id, replaced.id].sort(),
+    'replaced by the block itself',
+  )
+  assert.deepEqual(await idsAt(block412, 410n), [final.id, late.id, canonical.id, replaced.id].sort(), 'final as finality moves')
+  assert.deepEqual(
+    await idsAt({ number: 412n, hash: current.hash.toUpperCase().replace('0X', '0x') }, 400n),
+    [final.id, late.id, replaced.id].sort(),
+    'the block compared as the window compares it',
+  )
+
+  await watcher.check(await watcher.read(block412, 400n, window), block412, 400n, undefined, window)
+  assert.deepEqual(
+    reverted
+      .slice(-2)
+      .map((e) => e.tracking.id)
+      .sort(),
+    [late.id, replaced.id].sort(),
+    'the replaced ones announced',
+  )
+  assert.deepEqual(await idsAt(block412, 400n), [late.id, replaced.id].sort(), 'the final one ended; the reverted ones read at every block')
+  await watcher.reorg(412n) // block 413 left the chain: its watch is reverted, and watched for the transaction's re-mining
+  assert.deepEqual(await idsAt({ number: 413n, hash: randomHash() }, 400n), [ahead.id, late.id, replaced.id].sort())
+  await database.db.deleteFrom('success_watches').where('reverted_at', 'is not', null).execute()
+  assert.deepEqual(await idsAt({ number: 414n, hash: randomHash() }, 420n), [canonical.id, current.id].sort(), 'every other watch final')
 })
