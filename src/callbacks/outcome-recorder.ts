@@ -10,6 +10,13 @@ import { recordEndpointHealth, successfulEndpointsUpsert, type DisabledEndpoint,
 const WRITE_BATCH = 500
 
 /**
+ * How long a write waits at most for the answers of requests still on their way. A block's callbacks
+ * leave together and their answers come within a few ms of each other: waiting for the last makes them
+ * one statement, where a write per turn of the event loop made one and a half (docs/performance.md).
+ */
+const ANSWERS_WAIT_MS = 10
+
+/**
  * Records attempt outcomes in batches (group commit): one write runs at a time, and whatever finished
  * while it ran goes into the next transaction. Trackings a 200 released are announced as `released`.
  */
@@ -29,6 +36,9 @@ export function createOutcomeRecorder(deps: {
   onWritten(batch: AttemptOutcome[]): void
   /** Endpoint health (docs/api.md §8): recorded after each batch; endpoints disabled by it are reported. */
   endpointHealth?: { disableAfterMs: number; onDisabled(endpoints: DisabledEndpoint[]): void }
+  /** Requests sent and not answered yet: a write waits for their answers, up to `answersWaitMs` (ANSWERS_WAIT_MS). */
+  unanswered?: () => number
+  answersWaitMs?: number
 }): OutcomeRecorder {
   const { db, clock, logger, events } = deps
   const pending: AttemptOutcome[] = []
@@ -64,11 +74,33 @@ export function createOutcomeRecorder(deps: {
     }
   }
 
+  /** While a write waits for answers: looks again, on the next turn of the event loop (another answer came). */
+  let lookAgain: (() => void) | undefined
+
+  /**
+   * Resolves on the first turn of the event loop at which no request awaits its answer (so every answer
+   * read in that turn joins the batch), or `answersWaitMs` after the first outcome at the latest.
+   */
+  const answersIn = (): Promise<void> =>
+    new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(latest)
+        lookAgain = undefined
+        resolve()
+      }
+      const latest = setTimeout(done, deps.answersWaitMs ?? ANSWERS_WAIT_MS)
+      // Looked at on the next turn: an answer's settling may start the request that waited for its slot.
+      lookAgain = () => setImmediate(() => lookAgain && (deps.unanswered?.() ?? 0) === 0 && done())
+      lookAgain()
+    })
+
   return {
     add(outcome) {
       pending.push(outcome)
-      // Started on the next turn of the event loop, so every answer read in this one joins the batch.
-      writing ??= new Promise((resolve) => setImmediate(resolve)).then(writeAll).finally(() => (writing = undefined))
+      if (writing) return lookAgain?.()
+      writing = answersIn()
+        .then(writeAll)
+        .finally(() => (writing = undefined))
     },
     flushed: async () => await writing,
   }

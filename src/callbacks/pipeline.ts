@@ -32,6 +32,8 @@ export interface AttemptPipeline {
   load(host: string): number
   /** Mean attempt duration to this host (ms), for postponing what exceeds its share. */
   meanMs(host: string): number
+  /** Requests on their way and not answered yet (every host). */
+  unanswered(): number
   /**
    * Stops starting attempts: every delivery not yet sent (queued, or still being signed) goes to
    * `cancelled` instead of its `done`, so a stop never waits behind a slow endpoint's queue.
@@ -254,6 +256,7 @@ export function createAttemptPipeline(options: {
     started: () => (starting === 0 ? Promise.resolve() : new Promise((resolve) => whenStarted.push(resolve))),
     load: (host) => hosts.get(host)?.load ?? 0,
     meanMs: (host) => hosts.get(host)?.meanMs ?? 50,
+    unanswered: () => inFlight,
     close(cancelled) {
       cancel = cancelled
       for (const job of toSign.splice(0)) drop(job)

@@ -114,6 +114,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     clock,
     logger,
     events: deps.events,
+    unanswered: () => pipeline.unanswered(),
     onWritten(batch) {
       held.release(batch.map((outcome) => outcome.delivery.id))
       if (backlog) signal.wake()

@@ -77,3 +77,58 @@ test('outcomes added in one turn go into one write; a write that fails is logged
   assert.deepEqual(written, [['a', 'b', 'c']])
   assert.deepEqual(logged, ['callback attempts could not be recorded; they will be retried'])
 })
+
+test('a write waits for the answers of requests still on their way, and no longer than its limit', async () => {
+  const database = await createTestDatabase()
+  after(() => database.close())
+  let statements = 0
+  const db = database.db.withPlugin({
+    transformQuery: (args) => {
+      // The statement itself (its parts, built by the query builder, pass here too).
+      if (args.node.kind === 'RawNode') statements++
+      return args.node
+    },
+    transformResult: async (args) => args.result,
+  })
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
+  }
+  const logger = pino({ level: 'silent' })
+  const written: string[][] = []
+  let unanswered = 2
+  const recorder = createOutcomeRecorder({
+    db,
+    clock: () => new Date(0),
+    logger,
+    events: createTrackingEvents(),
+    onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
+    unanswered: () => unanswered,
+    answersWaitMs: 600_000,
+  })
+  recorder.add(outcome('a'))
+  await turns(5)
+  assert.equal(written.length, 0, 'two requests still out: no write yet')
+  unanswered = 1
+  recorder.add(outcome('b'))
+  await turns(5)
+  assert.equal(written.length, 0)
+  unanswered = 0
+  recorder.add(outcome('c'))
+  await recorder.flushed()
+  assert.deepEqual(written, [['a', 'b', 'c']], 'the last answer in: one write for the three')
+  assert.equal(statements, 1)
+
+  // A request that never answers (a slow endpoint) holds a write back no longer than the limit.
+  const limited = createOutcomeRecorder({
+    db,
+    clock: () => new Date(0),
+    logger,
+    events: createTrackingEvents(),
+    onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
+    unanswered: () => 1,
+    answersWaitMs: 1,
+  })
+  limited.add(outcome('d'))
+  await limited.flushed()
+  assert.deepEqual(written.at(-1), ['d'])
+})
