@@ -17,39 +17,39 @@ export type WindowBlock = Pick<BlockHeader, 'number' | 'hash' | 'parentHash' | '
  * against which reorgs are resolved.
  */
 export class BlockWindow {
-  private kept: WindowBlock[] = []
+  private blocks: WindowBlock[] = []
   private readonly maxSize: number
 
   constructor(blocks: WindowBlock[] = [], maxSize = 2048) {
     this.maxSize = maxSize
     for (const block of [...blocks].sort((a, b) => (a.number < b.number ? -1 : 1))) {
       // A stored window with a hole (should not happen) restarts from the block after it.
-      if (this.tip && (block.number !== this.tip.number + 1n || block.parentHash !== this.tip.hash)) this.kept = []
-      this.kept.push(block)
+      if (this.tip && (block.number !== this.tip.number + 1n || block.parentHash !== this.tip.hash)) this.blocks = []
+      this.blocks.push(block)
     }
   }
 
   get tip(): WindowBlock | undefined {
-    return this.kept.at(-1)
+    return this.blocks.at(-1)
   }
 
   get oldest(): WindowBlock | undefined {
-    return this.kept[0]
+    return this.blocks[0]
   }
 
   get size(): number {
-    return this.kept.length
+    return this.blocks.length
   }
 
   /** Its blocks, oldest first (a copy: the window moves on). */
-  blocks(): WindowBlock[] {
-    return [...this.kept]
+  entries(): WindowBlock[] {
+    return [...this.blocks]
   }
 
   get(number: bigint): WindowBlock | undefined {
-    const first = this.kept[0]
+    const first = this.blocks[0]
     if (!first || number < first.number) return undefined
-    return this.kept[Number(number - first.number)]
+    return this.blocks[Number(number - first.number)]
   }
 
   /** Whether `block` extends the tip (or starts an empty window). */
@@ -60,24 +60,24 @@ export class BlockWindow {
 
   push(block: WindowBlock): void {
     if (!this.extends(block)) throw new Error(`block ${block.number} does not extend the window tip ${this.tip?.number}`)
-    this.kept.push(block)
-    if (this.kept.length > this.maxSize) this.kept.splice(0, this.kept.length - this.maxSize)
+    this.blocks.push(block)
+    if (this.blocks.length > this.maxSize) this.blocks.splice(0, this.blocks.length - this.maxSize)
   }
 
   /** Drops every block above `number` (a reorg's common ancestor); returns them, oldest first. */
   truncateAbove(number: bigint): WindowBlock[] {
-    const first = this.kept[0]
+    const first = this.blocks[0]
     if (!first) return []
     const keep = Math.max(0, Number(number - first.number + 1n))
-    return this.kept.splice(keep)
+    return this.blocks.splice(keep)
   }
 
   /** Forgets blocks below `number` (finalized: they can no longer change); keeps at least the tip. */
   pruneBelow(number: bigint): void {
-    const first = this.kept[0]
+    const first = this.blocks[0]
     if (!first) return
-    const drop = Math.min(this.kept.length - 1, Math.max(0, Number(number - first.number)))
-    if (drop > 0) this.kept.splice(0, drop)
+    const drop = Math.min(this.blocks.length - 1, Math.max(0, Number(number - first.number)))
+    if (drop > 0) this.blocks.splice(0, drop)
   }
 
   /**
@@ -91,6 +91,6 @@ export class BlockWindow {
   }
 
   clear(): void {
-    this.kept = []
+    this.blocks = []
   }
 }

@@ -119,7 +119,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   const state: FollowerState = { head: undefined, seen: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
   const view: WindowView = {
     holds: (number, hash) => stored.loaded?.holds(number, hash),
-    blocks: () => stored.loaded?.blocks() ?? [],
+    blocks: () => stored.loaded?.entries() ?? [],
   }
 
   const load = async (): Promise<BlockWindow> => {
