@@ -83,9 +83,10 @@ export async function findWatchesToCheck(
   const numbers = canonical.map((block) => block.number.toString())
   const hashes = canonical.map((block) => block.hash)
   const { rows } = await sql<WatchRow & { reverted_at: Date | string | null; confirmations: number }>`
-    SELECT w.tracking_id, w.chain, w.block_number, w.block_hash, w."transaction", w.reverted_at, t.confirmations
+    SELECT w.tracking_id, w.chain, w.block_number, w.block_hash, w."transaction", w.reverted_at,
+      -- In the select list: read for the rows answered alone, not for every watch before the filter.
+      (SELECT t.confirmations FROM trackings t WHERE t.id = w.tracking_id) AS confirmations
     FROM success_watches w
-    JOIN trackings t ON t.id = w.tracking_id
     LEFT JOIN unnest(${numbers}::bigint[], ${hashes}::text[]) AS c(number, hash) ON c.number = w.block_number
     WHERE w.chain = ${chain} AND (w.reverted_at IS NOT NULL OR w.block_number <= ${finalized.toString()}::bigint OR c.hash <> w.block_hash)`.execute(
     db,
