@@ -93,18 +93,19 @@ test('a write waits for the answers of requests still on their way, and no longe
   const turns = async (n: number) => {
     for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
   }
-  const logger = pino({ level: 'silent' })
   const written: string[][] = []
+  const recorderWaiting = (unanswered: () => number, answersWaitMs: number) =>
+    createOutcomeRecorder({
+      db,
+      clock: () => new Date(0),
+      logger: pino({ level: 'silent' }),
+      events: createTrackingEvents(),
+      onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
+      unanswered,
+      answersWaitMs,
+    })
   let unanswered = 2
-  const recorder = createOutcomeRecorder({
-    db,
-    clock: () => new Date(0),
-    logger,
-    events: createTrackingEvents(),
-    onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
-    unanswered: () => unanswered,
-    answersWaitMs: 600_000,
-  })
+  const recorder = recorderWaiting(() => unanswered, 600_000)
   recorder.add(outcome('a'))
   await turns(5)
   assert.equal(written.length, 0, 'two requests still out: no write yet')
@@ -119,15 +120,7 @@ test('a write waits for the answers of requests still on their way, and no longe
   assert.equal(statements, 1)
 
   // A request that never answers (a slow endpoint) holds a write back no longer than the limit.
-  const limited = createOutcomeRecorder({
-    db,
-    clock: () => new Date(0),
-    logger,
-    events: createTrackingEvents(),
-    onWritten: (batch) => void written.push(batch.map((o) => o.delivery.id)),
-    unanswered: () => 1,
-    answersWaitMs: 1,
-  })
+  const limited = recorderWaiting(() => 1, 1)
   limited.add(outcome('d'))
   await limited.flushed()
   assert.deepEqual(written.at(-1), ['d'])
