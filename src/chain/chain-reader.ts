@@ -1,10 +1,12 @@
 import {
   formatBlock,
+  formatLog,
   formatTransaction,
   formatTransactionReceipt,
   numberToHex,
   type Address,
   type Hash,
+  type Log,
   type PublicClient,
   type Transaction,
   type TransactionReceipt,
@@ -32,6 +34,8 @@ export interface ChainReader {
   block(ref: BlockRef): Promise<FullBlock | null>
   /** The receipts of a block (only those of `only`, when given: the others are not even formatted). */
   blockReceipts(hash: Hash, only?: Set<string>): Promise<TransactionReceipt[] | null>
+  /** Every log of a block, by the block's hash (one `eth_getLogs`). */
+  blockLogs(hash: Hash): Promise<Log[]>
   receipt(hash: Hash): Promise<TransactionReceipt | null>
   transaction(hash: Hash): Promise<Transaction | null>
   transactionCount(address: Address, ref: BlockRef): Promise<bigint>
@@ -94,6 +98,12 @@ export function createChainReader(client: PublicClient): ChainReader {
       const wanted = only ? raw.filter((receipt) => only.has(String(receipt.transactionHash).toLowerCase())) : raw
       // Each receipt carries the provider that sent the block's receipts (the quorum's vote is that answer).
       return wanted.map((receipt) => carryAnswerSource(raw, formatTransactionReceipt(receipt)))
+    },
+    async blockLogs(hash) {
+      const raw = await request<Parameters<typeof formatLog>[0][] | null>('eth_getLogs', [{ blockHash: hash }])
+      if (!Array.isArray(raw)) throw new NonRetryableChainError('the RPC answered eth_getLogs with something else than a list')
+      // Each log carries the provider that sent the block's logs (the quorum's vote is that answer).
+      return raw.map((log) => carryAnswerSource(raw, formatLog(log)))
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])

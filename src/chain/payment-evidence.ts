@@ -21,7 +21,8 @@ export interface FetchedReceipt {
   status: 'success' | 'reverted'
   blockNumber: bigint
   blockHash: string
-  gasUsed: bigint
+  /** Untold in a receipt built from the block's logs (logged-receipts.ts): that transaction ran code. */
+  gasUsed?: bigint
   /** The sender as this provider states it (viem's receipt has it): checked against the signed transaction's. */
   from?: string
   logs: readonly LogLike[]
@@ -107,7 +108,7 @@ export function createEvidenceReader(client: EvidenceClient): EvidenceReader {
       ...(internalValueUnknown ? { internalValueUnknown } : {}),
     }
     recent.delete(mined.hash)
-    const source = traced ? undefined : answerSourceOf(receipt)
+    const source = traced ? undefined : voterOf(tx, receipt)
     recent.set(mined.hash, source === undefined ? { tx, mined } : { tx, mined, source })
     if (recent.size > SEEN_LIMIT) recent.delete(recent.keys().next().value!)
     return mined
@@ -130,6 +131,16 @@ function notFoundAsNull(error: unknown): null {
   if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null
   if (isChainError(error)) throw error
   throw new RetryableChainError('the chain RPC did not answer', { cause: error })
+}
+
+/**
+ * The provider whose word the evidence is: the receipt's. A receipt that does not state the sender (one
+ * told by a block's logs) leaves it to the transaction, whose provider must then be the same one, else
+ * the evidence is no one's vote.
+ */
+function voterOf(tx: FetchedTransaction, receipt: FetchedReceipt): number | undefined {
+  const source = answerSourceOf(receipt)
+  return receipt.from === undefined && answerSourceOf(tx) !== source ? undefined : source
 }
 
 /**

@@ -2,7 +2,8 @@ import type { Transaction, TransactionReceipt, Hash } from 'viem'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { isMethodUnavailable } from '../chain/errors.ts'
 import { isRetryable } from '../common/errors.ts'
-import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import type { EvidenceReader, FetchedReceipt } from '../chain/payment-evidence.ts'
+import { receiptsFromLogs } from '../chain/logged-receipts.ts'
 import { decide, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
@@ -21,7 +22,7 @@ export type BlockFinding =
 
 export interface ReceiptSource {
   /** Receipts of `hashes` in `block`; a receipt the RPC does not have (yet) is missing from the map. */
-  receipts(block: FullBlock, hashes: string[]): Promise<Map<string, TransactionReceipt>>
+  receipts(block: FullBlock, hashes: string[]): Promise<Map<string, FetchedReceipt>>
   /**
    * Every receipt of `block`: one `eth_getBlockReceipts` by the block's hash (one receipt per
    * transaction, in parallel, where the RPC does not offer it). Matching by receiver needs them all.
@@ -32,12 +33,50 @@ export interface ReceiptSource {
    * one request (the RPC does not offer it, or failed): a read ahead, never a per-transaction fallback.
    */
   whole(blockHash: string): Promise<Map<string, TransactionReceipt> | undefined>
+  /**
+   * The receipts the block's logs tell, in one `eth_getLogs` by the block's hash (logged-receipts.ts):
+   * those of the transactions that emitted a log. Undefined when that answer cannot be had or tells
+   * nothing sure: a read ahead, never a fallback.
+   */
+  logged(blockHash: string): Promise<Map<string, FetchedReceipt> | undefined>
+}
+
+/** A block's receipts read ahead: every one (`whole`), or those its logs tell (`logged`). */
+export type ReceiptsAhead = { whole: Map<string, TransactionReceipt> } | { logged: Map<string, FetchedReceipt> }
+
+/**
+ * The receipts of a block read ahead as a source: a whole block's answer everything; the logged ones
+ * answer for the transactions that emitted logs, and `fallback` reads the others' (a payment that
+ * reverted or moved no token) the usual way.
+ */
+export function receiptsAhead(read: ReceiptsAhead, fallback: ReceiptSource): ReceiptSource {
+  if ('whole' in read) return fetchedReceipts(read.whole)
+  const { logged } = read
+  return {
+    ...fallback,
+    async receipts(block, hashes) {
+      const found = new Map<string, FetchedReceipt>()
+      const rest: string[] = []
+      for (const hash of hashes.map((h) => h.toLowerCase())) {
+        const receipt = logged.get(hash)
+        if (receipt) found.set(hash, receipt)
+        else rest.push(hash)
+      }
+      if (rest.length > 0) for (const [hash, receipt] of await fallback.receipts(block, rest)) found.set(hash, receipt)
+      return found
+    },
+  }
 }
 
 /** A source that answers from a block's receipts already read (no request). */
 export function fetchedReceipts(all: Map<string, TransactionReceipt>): ReceiptSource {
   const pick = (hashes: string[]) => new Map(hashes.flatMap((h) => (all.has(h) ? [[h, all.get(h)!] as const] : [])))
-  return { receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())), all: async () => all, whole: async () => all }
+  return {
+    receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())),
+    all: async () => all,
+    whole: async () => all,
+    logged: async () => all,
+  }
 }
 
 /**
@@ -76,6 +115,11 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
     all: async (block) => (await fromBlock(block.hash)) ?? perTransaction(block.transactions.map((tx) => tx.hash)),
     // A failed read ahead is read again the usual way.
     whole: (blockHash) => fromBlock(blockHash).catch(() => undefined),
+    logged: (blockHash) =>
+      reader
+        .blockLogs(blockHash as Hash)
+        .then((logs) => receiptsFromLogs(blockHash, logs))
+        .catch(() => undefined),
     async receipts(block, hashes) {
       if (hashes.length === 0) return new Map()
       if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)

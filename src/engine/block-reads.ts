@@ -1,4 +1,3 @@
-import type { TransactionReceipt } from 'viem'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import type { WindowView } from './block-follower.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
@@ -6,7 +5,7 @@ import type { Db } from '../store/infrastructure/database.ts'
 import { pendingOnChain } from '../store/nonceless-trackings.ts'
 import type { SuccessWatch } from '../store/success-watches.ts'
 import type { MatchStore } from '../store/tracking-matches.ts'
-import type { ReceiptSource } from './block-evidence.ts'
+import type { ReceiptsAhead, ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 import { afterRequestsLeave } from './request-turns.ts'
 
@@ -26,14 +25,12 @@ export interface BlockReads {
    */
   prepare(header: BlockHeader): void
   /**
-   * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: the
-   * whole block's receipts in one request, read ahead for the RPC's newest block while the chain has pending
-   * trackings (undefined: not read ahead, or not to be had in one request).
+   * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: read
+   * ahead in one request for the RPC's newest block while the chain has pending trackings: the receipts its
+   * logs tell, or every receipt while nonce-less traces are pending, as matching by receiver needs them all
+   * (undefined: not read ahead, or not to be had in one request).
    */
-  start(
-    block: FullBlock,
-    latest: boolean,
-  ): { pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> }
+  start(block: FullBlock, latest: boolean): { pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> }
   /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts); `window`: the follower's. */
   around(block: { number: bigint; hash: string }, finalized: bigint, window: WindowView | undefined): Promise<AroundReads>
 }
@@ -52,13 +49,13 @@ export function createBlockReads(deps: {
   receipts: ReceiptSource
   successes: SuccessWatcher
 }): BlockReads {
-  /** Whether the chain had pending trackings at the last block (a read ahead of receipts pays off only then). */
-  let pendingSeen = true
-  let prepared: { hash: string; pending: Promise<PendingKinds>; receipts: Promise<Map<string, TransactionReceipt> | undefined> } | undefined
+  /** What the chain had pending at the last block (a read ahead of receipts pays off only with pending trackings). */
+  let pendingSeen: PendingKinds = { any: true, traces: false }
+  let prepared: { hash: string; pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> } | undefined
 
   const readPending = (): Promise<PendingKinds> => {
     const pending = pendingOnChain(deps.db, deps.chain).then((kinds) => {
-      pendingSeen = kinds.any
+      pendingSeen = kinds
       return kinds
     })
     // Read ahead for a block that may not come (another branch): its failure is the awaiting block's, or nobody's.
@@ -66,10 +63,16 @@ export function createBlockReads(deps: {
     return pending
   }
   const none = Promise.resolve(undefined)
+  // A block's logs are lighter than its receipts, for the provider and for this thread (docs/architecture.md,
+  // "A block's logs for its receipts").
+  const readAhead = (hash: string): Promise<ReceiptsAhead | undefined> =>
+    pendingSeen.traces
+      ? deps.receipts.whole(hash).then((whole) => whole && { whole })
+      : deps.receipts.logged(hash).then((logged) => logged && { logged })
 
   return {
     prepare(header) {
-      const receipts = pendingSeen ? deps.receipts.whole(header.hash) : none
+      const receipts = pendingSeen.any ? readAhead(header.hash) : none
       const pending = afterRequestsLeave().then(readPending)
       pending.catch(() => {}) // as readPending's: for a block that may not come
       prepared = { hash: header.hash.toLowerCase(), pending, receipts }
@@ -78,8 +81,8 @@ export function createBlockReads(deps: {
       const early = prepared?.hash === block.hash.toLowerCase() ? prepared : undefined
       prepared = undefined
       if (early) return early
-      const ahead = latest && pendingSeen && block.transactions.length > 1
-      return { pending: readPending(), receipts: ahead ? deps.receipts.whole(block.hash) : none }
+      const ahead = latest && pendingSeen.any && block.transactions.length > 1
+      return { pending: readPending(), receipts: ahead ? readAhead(block.hash) : none }
     },
     async around(block, finalized, window) {
       const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read(block, finalized, window)])

@@ -12,7 +12,7 @@ import type { Db } from '../store/infrastructure/database.ts'
 import { createMatchStore, findBlockCandidates, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads, type AroundReads } from './block-reads.ts'
-import { fetchedReceipts, readBlockEvidence, type ReceiptSource } from './block-evidence.ts'
+import { fetchedReceipts, readBlockEvidence, receiptsAhead, type ReceiptSource } from './block-evidence.ts'
 import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { expectationOf } from './expectation.ts'
@@ -182,14 +182,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     const read = await ahead
     // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
     // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
-    let receipts = read ? fetchedReceipts(read) : deps.receipts
+    let receipts = read ? receiptsAhead(read, deps.receipts) : deps.receipts
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
     if (pending.traces) {
       const matching = async () => {
         // An empty block pays nothing: no receipts to read.
         if (block.transactions.length === 0) return []
-        const all = read ?? (await deps.receipts.all(block))
+        const all = (read && 'whole' in read ? read.whole : undefined) ?? (await deps.receipts.all(block))
         receipts = fetchedReceipts(all)
         return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates))
       }

@@ -1,6 +1,7 @@
 // The reads of a block that do not need its transactions (block-reads.ts): started when the next
-// block's header is known, used by that block alone, and the whole block's receipts read ahead only
-// while the chain has pending trackings; the follow-up's reads (matched, watched) on their own.
+// block's header is known, used by that block alone, and the block's receipts read ahead only while the
+// chain has pending trackings (from its logs; whole while nonce-less traces are pending); the follow-up's
+// reads (matched, watched) on their own.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
@@ -23,19 +24,24 @@ before(async () => {
 })
 after(async () => database?.close())
 
-/** A receipt source that notes which blocks' receipts were asked for whole. */
-function countingReceipts(): { source: ReceiptSource; asked: string[] } {
+/** A receipt source that notes which blocks' receipts were read ahead, and how (`whole` or `logged`). */
+function countingReceipts(): { source: ReceiptSource; asked: string[]; kinds: string[] } {
   const asked: string[] = []
+  const kinds: string[] = []
   const none = new Map<string, TransactionReceipt>()
+  const note = (hash: string, kind: string) => {
+    asked.push(hash)
+    kinds.push(kind)
+    return none
+  }
   return {
     asked,
+    kinds,
     source: {
       receipts: async () => none,
       all: async () => none,
-      whole: async (hash) => {
-        asked.push(hash)
-        return none
-      },
+      whole: async (hash) => note(hash, 'whole'),
+      logged: async (hash) => note(hash, 'logged'),
     },
   }
 }
@@ -97,4 +103,19 @@ test('without pending trackings on the chain, no block is read whole ahead', asy
   const paying = randomHash()
   reads.prepare({ number: 8n, hash: paying as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
   assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')
+})
+
+test("a block's receipts are read ahead from its logs, and whole while nonce-less traces are pending", async () => {
+  const { source, kinds } = countingReceipts()
+  const reads = readsFor('traces-chain', source)
+  const account = await createAccount(database.db, 'traces')
+  await insertTestTracking(database.db, account.id, { blockchain: 'traces-chain' })
+  await reads.start(blockWith(randomHash(), 3), true).pending
+  reads.prepare({ number: 9n, hash: randomHash() as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  assert.equal(kinds.at(-1), 'logged', 'nonce trackings alone: the logs tell the receipts the payments need')
+
+  await insertTestTracking(database.db, account.id, { blockchain: 'traces-chain', nonceless: true, transaction: null, nonce: null })
+  await reads.start(blockWith(randomHash(), 3), true).pending
+  reads.prepare({ number: 10n, hash: randomHash() as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  assert.equal(kinds.at(-1), 'whole', 'a trace is pending: matching by receiver reads every receipt')
 })
