@@ -180,8 +180,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       pendingKinds,
     ])
     const read = await ahead
-    // With nonce-less traces pending, the block's receipts are read once, whole: they serve matching
-    // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
+    // Read ahead: the block's logs, or with nonce-less traces pending its receipts, once and whole: they serve
+    // matching by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
     let receipts = read ? receiptsAhead(read, deps.receipts) : deps.receipts
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
