@@ -1,6 +1,6 @@
 import type { Transaction, TransactionReceipt, Hash } from 'viem'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
-import { isMethodUnavailable } from '../chain/errors.ts'
+import { isMethodUnavailable, isTransient } from '../chain/errors.ts'
 import { isRetryable } from '../common/errors.ts'
 import type { EvidenceReader, FetchedReceipt } from '../chain/payment-evidence.ts'
 import { receiptsFromLogs } from '../chain/logged-receipts.ts'
@@ -89,6 +89,7 @@ export function fetchedReceipts(all: Map<string, TransactionReceipt>): ReceiptSo
 export function createReceiptSource(reader: ChainReader, options: { blockReceiptsFrom?: number } = {}): ReceiptSource {
   const threshold = options.blockReceiptsFrom ?? 2
   let blockReceipts: 'unknown' | 'supported' | 'unsupported' = 'unknown'
+  let blockLogs: 'unknown' | 'supported' | 'unsupported' = 'unknown'
   const perTransaction = async (hashes: string[]) => {
     const receipts = await Promise.all(hashes.map((hash) => reader.receipt(hash as Hash)))
     return new Map(receipts.filter((r): r is TransactionReceipt => r !== null).map((r) => [r.transactionHash.toLowerCase(), r]))
@@ -115,11 +116,18 @@ export function createReceiptSource(reader: ChainReader, options: { blockReceipt
     all: async (block) => (await fromBlock(block.hash)) ?? perTransaction(block.transactions.map((tx) => tx.hash)),
     // A failed read ahead is read again the usual way.
     whole: (blockHash) => fromBlock(blockHash).catch(() => undefined),
-    logged: (blockHash) =>
-      reader
-        .blockLogs(blockHash as Hash)
-        .then((logs) => receiptsFromLogs(blockHash, logs))
-        .catch(() => undefined),
+    async logged(blockHash) {
+      if (blockLogs === 'unsupported') return undefined
+      try {
+        const logs = await reader.blockLogs(blockHash as Hash)
+        blockLogs = 'supported'
+        return receiptsFromLogs(blockHash, logs)
+      } catch (error) {
+        // An RPC that refuses a block's logs by its hash (no EIP-234) before ever giving them is not asked again.
+        if (blockLogs === 'unknown' && !isTransient(error)) blockLogs = 'unsupported'
+        return undefined
+      }
+    },
     async receipts(block, hashes) {
       if (hashes.length === 0) return new Map()
       if (hashes.length < threshold || blockReceipts === 'unsupported') return perTransaction(hashes)

@@ -10,7 +10,8 @@ import { noteAnswerSource } from '../../src/chain/answer-source.ts'
 import { createChainReader } from '../../src/chain/chain-reader.ts'
 import { receiptsFromLogs } from '../../src/chain/logged-receipts.ts'
 import { createEvidenceReader } from '../../src/chain/payment-evidence.ts'
-import { receiptsAhead, type ReceiptSource } from '../../src/engine/block-evidence.ts'
+import { NonRetryableChainError } from '../../src/chain/errors.ts'
+import { createReceiptSource, receiptsAhead, type ReceiptSource } from '../../src/engine/block-evidence.ts'
 import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil } from '../support/index.ts'
 import { randomAddress, randomHash } from '../support/trackings.ts'
 
@@ -111,4 +112,31 @@ test("the evidence the logs tell is their provider's vote only when the transact
   }
   assert.equal(await voteWith(1), 1, 'block and logs from provider 1: its vote')
   assert.equal(await voteWith(2), undefined, "the sender from provider 2's block, the rest from provider 1's logs: no one's vote")
+})
+
+test("an RPC that refuses a block's logs by hash before ever giving them is not asked again; one that gave them is", async () => {
+  const real = createChainReader(anvil.publicClient)
+  let asked = 0
+  let refuse = true
+  const reader = {
+    ...real,
+    async blockLogs(hash: Hash) {
+      asked++
+      if (refuse) throw new NonRetryableChainError('invalid params: blockHash')
+      return real.blockLogs(hash)
+    },
+  }
+  const refused = createReceiptSource(reader)
+  assert.equal(await refused.logged(block.hash), undefined)
+  refuse = false
+  assert.equal(await refused.logged(block.hash), undefined, 'not asked again: the receipts are read the older way')
+  assert.equal(asked, 1)
+
+  const given = createReceiptSource(reader)
+  assert.equal((await given.logged(block.hash))?.size, 1)
+  refuse = true
+  assert.equal(await given.logged(block.hash), undefined, "a failure after the logs came is this block's alone")
+  refuse = false
+  assert.equal((await given.logged(block.hash))?.size, 1)
+  assert.equal(asked, 4)
 })
