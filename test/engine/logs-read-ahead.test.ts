@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test'
 import type { Address } from 'viem'
 import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, lower, startEngineService, waitForFinal } from './support.ts'
+import { createPayment, engineAtHead, freshAddress, lower, startEngineService, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let service: TestService
@@ -35,6 +35,10 @@ test('in one block, the payment that logged succeeds from the logs; the reverted
   const [paid, unpaid] = [freshAddress(), freshAddress()]
   const good = await createPayment(service, apiKey, anvil, payer, { receiver: paid, token: usdc, amount: '2' })
   const bad = await createPayment(service, apiKey, anvil, broke, { receiver: unpaid, token: usdc, amount: '2' })
+  // The read ahead follows what the last block saw pending: a block after the creates, processed, makes
+  // that the two payments whatever blocks the engine had processed before them.
+  await anvil.testClient.mine({ blocks: 1 })
+  await engineAtHead(service, anvil)
   const logsBefore = await rpcCalls('eth_getLogs')
 
   await anvil.testClient.setAutomine(false)
