@@ -17,7 +17,15 @@ import { NonRetryableChainError } from './errors.ts'
 
 export interface FullBlock extends BlockHeader {
   transactions: Transaction[]
+  /**
+   * The block's logs bloom is empty: none of its transactions logged. An empty answer for a block's logs
+   * is believed only then (receiver-match.ts); unknown (a block built elsewhere) counts as not empty.
+   */
+  logsBloomEmpty?: boolean
 }
+
+/** A logs bloom of zeros only: no log in the block (2,048 bits, each set by some log's address or topic). */
+const isEmptyBloom = (bloom: string | null | undefined): boolean => typeof bloom === 'string' && /^0x0*$/.test(bloom)
 
 export type BlockRef = bigint | 'latest' | 'finalized'
 
@@ -71,6 +79,7 @@ function toFullBlock(raw: RawBlock): FullBlock {
     // Each transaction carries the provider that sent the block (a transaction whose fields do not
     // hash to its hash is that provider's lie: evidence-quorum.ts).
     transactions: (block.transactions as Transaction[]).map((tx) => carryAnswerSource(raw, tx)),
+    logsBloomEmpty: isEmptyBloom(block.logsBloom),
   }
 }
 

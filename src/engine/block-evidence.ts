@@ -27,12 +27,12 @@ export interface ReceiptSource {
    * Every receipt of `block`: one `eth_getBlockReceipts` by the block's hash (one receipt per
    * transaction, in parallel, where the RPC does not offer it). Matching by receiver needs them all.
    */
-  all(block: FullBlock): Promise<Map<string, TransactionReceipt>>
+  all(block: FullBlock): Promise<Map<string, FetchedReceipt>>
   /**
    * Every receipt of `block` in one `eth_getBlockReceipts`, or undefined when that cannot be had in
    * one request (the RPC does not offer it, or failed): a read ahead, never a per-transaction fallback.
    */
-  whole(blockHash: string): Promise<Map<string, TransactionReceipt> | undefined>
+  whole(blockHash: string): Promise<Map<string, FetchedReceipt> | undefined>
   /**
    * The receipts the block's logs tell, in one `eth_getLogs` by the block's hash (logged-receipts.ts):
    * those of the transactions that emitted a log. Undefined when that answer cannot be had or tells
@@ -42,7 +42,7 @@ export interface ReceiptSource {
 }
 
 /** A block's receipts read ahead: every one (`whole`), or those its logs tell (`logged`). */
-export type ReceiptsAhead = { whole: Map<string, TransactionReceipt> } | { logged: Map<string, FetchedReceipt> }
+export type ReceiptsAhead = { whole: Map<string, FetchedReceipt> } | { logged: Map<string, FetchedReceipt> }
 
 /**
  * The receipts of a block read ahead as a source: a whole block's answer everything; the logged ones
@@ -69,7 +69,7 @@ export function receiptsAhead(read: ReceiptsAhead, fallback: ReceiptSource): Rec
 }
 
 /** A source that answers from a block's receipts already read (no request). */
-export function fetchedReceipts(all: Map<string, TransactionReceipt>): ReceiptSource {
+export function fetchedReceipts(all: Map<string, FetchedReceipt>): ReceiptSource {
   const pick = (hashes: string[]) => new Map(hashes.flatMap((h) => (all.has(h) ? [[h, all.get(h)!] as const] : [])))
   return {
     receipts: async (_block, hashes) => pick(hashes.map((h) => h.toLowerCase())),

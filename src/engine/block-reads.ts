@@ -27,8 +27,8 @@ export interface BlockReads {
   /**
    * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: read
    * ahead in one request for the RPC's newest block while the chain has pending trackings: the receipts its
-   * logs tell, or every receipt while nonce-less traces are pending, as matching by receiver needs them all
-   * (undefined: not read ahead, or not to be had in one request).
+   * logs tell (every receipt while nonce-less traces are pending, where the RPC gives no logs by block
+   * hash; undefined: not read ahead, or not to be had in one request).
    */
   start(block: FullBlock, latest: boolean): { pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> }
   /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts); `window`: the follower's. */
@@ -64,11 +64,14 @@ export function createBlockReads(deps: {
   }
   const none = Promise.resolve(undefined)
   // A block's logs are lighter than its receipts, for the provider and for this thread (docs/architecture.md,
-  // "A block's logs for its receipts").
-  const readAhead = (hash: string): Promise<ReceiptsAhead | undefined> =>
-    pendingSeen.traces
-      ? deps.receipts.whole(hash).then((whole) => whole && { whole })
-      : deps.receipts.logged(hash).then((logged) => logged && { logged })
+  // "A block's logs for its receipts"). Where the RPC gives no logs by block hash, matching by receiver
+  // needs every receipt: those are read ahead instead while nonce-less traces are pending.
+  const readAhead = async (hash: string): Promise<ReceiptsAhead | undefined> => {
+    const logged = await deps.receipts.logged(hash)
+    if (logged) return { logged }
+    const whole = pendingSeen.traces ? await deps.receipts.whole(hash) : undefined
+    return whole && { whole }
+  }
 
   return {
     prepare(header) {

@@ -12,8 +12,8 @@ import type { Db } from '../store/infrastructure/database.ts'
 import { createMatchStore, findBlockCandidates, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads, type AroundReads } from './block-reads.ts'
-import { fetchedReceipts, readBlockEvidence, receiptsAhead, type ReceiptSource } from './block-evidence.ts'
-import { claimsOf, matchReceivers, type ReceiverFinding } from './receiver-match.ts'
+import { readBlockEvidence, receiptsAhead, type ReceiptSource } from './block-evidence.ts'
+import { claimsOf, matchReceivers, receiverReceipts, type ReceiverFinding } from './receiver-match.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
 import { expectationOf } from './expectation.ts'
 import type { SuccessWatcher } from './success-watch.ts'
@@ -71,9 +71,9 @@ export interface ChainProcessor {
  * for confirmations), which are re-judged from their stored evidence without RPC calls. A block runs
  * in two rounds, each written at its end: its own payments first (their callbacks go as that write
  * commits), then the follow-up of matched trackings and watched successes, with the block record. While
- * nonce-less traces are pending: the block's receipts in one request, one query for the traces
- * expecting the receivers it touched, one for the traces whose deadline it passes
- * (docs/architecture.md, "Matching by receiver").
+ * nonce-less traces are pending: the block's logs in one request, one query for the traces expecting
+ * the receivers it touched, one for the traces whose deadline it passes (docs/architecture.md,
+ * "Matching by receiver").
  */
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
@@ -180,8 +180,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       pendingKinds,
     ])
     const read = await ahead
-    // Read ahead: the block's logs, or with nonce-less traces pending its receipts, once and whole: they serve
-    // matching by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
+    // Read ahead: the block's logs (its receipts, where the RPC gives no logs by block hash): they serve matching
+    // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
     let receipts = read ? receiptsAhead(read, deps.receipts) : deps.receipts
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
@@ -189,9 +189,10 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const matching = async () => {
         // An empty block pays nothing: no receipts to read.
         if (block.transactions.length === 0) return []
-        const all = (read && 'whole' in read ? read.whole : undefined) ?? (await deps.receipts.all(block))
-        receipts = fetchedReceipts(all)
-        return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, all, claimsOf(block, candidates))
+        const given = await receiverReceipts(deps.receipts, block, read)
+        // The block's nonce trackings read their payments from the same answer.
+        receipts = receiptsAhead(given, deps.receipts)
+        return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, given, claimsOf(block, candidates))
       }
       ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
     }

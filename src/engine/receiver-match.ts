@@ -1,13 +1,14 @@
-import type { Transaction, TransactionReceipt } from 'viem'
+import type { Transaction } from 'viem'
 import type { FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
-import type { EvidenceReader } from '../chain/payment-evidence.ts'
+import type { EvidenceReader, FetchedReceipt } from '../chain/payment-evidence.ts'
 import { erc20Transfers } from '../chain/transfers.ts'
 import { decide, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { findTracesByReceivers } from '../store/nonceless-trackings.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
+import type { ReceiptsAhead, ReceiptSource } from './block-evidence.ts'
 import { expectationOf, paysNative } from './expectation.ts'
 
 /** A nonce-less trace's payment found in a block: judged at once, stored as its match while it waits. */
@@ -23,10 +24,31 @@ export interface ReceiverMatchDeps {
   evidence: EvidenceReader
 }
 
+/**
+ * A block's receipts as matching by receiver has them: every one (`whole`), or those its logs tell
+ * (`logged`), `rest` reading the receipt of a transaction that emitted no log, asked only for one that
+ * names a receiver a pending trace expects (docs/architecture.md, "A block's logs for its receipts").
+ */
+export type ReceiverReceipts = { whole: Map<string, FetchedReceipt> } | { logged: Map<string, FetchedReceipt>; rest: ReceiptSource }
+
+/**
+ * The receipts matching by receiver reads for `block`: those read ahead, else its logs (one
+ * `eth_getLogs` by its hash), else, where the RPC does not give a block's logs by hash (or gave none for a
+ * block that has some), every receipt.
+ */
+export async function receiverReceipts(source: ReceiptSource, block: FullBlock, ahead?: ReceiptsAhead): Promise<ReceiverReceipts> {
+  if (ahead && 'whole' in ahead) return ahead
+  const logged = ahead ? ahead.logged : await source.logged(block.hash)
+  // A node that has the block but not (yet) its logs answers none: a payment named only by a log would go
+  // unseen, so an empty answer counts only for a block whose bloom says nothing logged.
+  if (logged && (logged.size > 0 || block.logsBloomEmpty === true)) return { logged, rest: source }
+  return { whole: await source.all(block) }
+}
+
 /** Addresses a transaction may pay: its Transfer logs' recipients, its own `to`, and addresses its input or logs name. */
 interface Touch {
   tx: Transaction
-  receipt: TransactionReceipt
+  receipt: FetchedReceipt
   /** Every address the transaction may have paid (lower-case). */
   addresses: Set<string>
 }
@@ -46,7 +68,7 @@ function addressWords(hex: string, into: Set<string>): void {
   }
 }
 
-function touchOf(tx: Transaction, receipt: TransactionReceipt): Touch {
+function touchOf(tx: Transaction, receipt: FetchedReceipt): Touch {
   const addresses = new Set<string>()
   if (receipt.status === 'success') {
     for (const transfer of erc20Transfers(receipt.logs)) addresses.add(transfer.to.toLowerCase())
@@ -63,37 +85,50 @@ function touchOf(tx: Transaction, receipt: TransactionReceipt): Touch {
   return { tx, receipt, addresses }
 }
 
+/** A transaction the block's logs do not name, touched as if it succeeded (its `to`, its input). */
+const UNTOLD = { status: 'success', logs: [] } as const
+
 /**
- * Matching by receiver (docs/architecture.md, "Matching by receiver"): the block's receipts (one
- * request, read by the caller) say which addresses its transactions may have paid; ONE query finds
- * the pending nonce-less traces that expect one of them; then, per account, its traces take the
- * block's transactions in their creation order: each the first transaction (in block order) that
- * pays it in full (`decide` over the candidates) and that no earlier trace of the account took, nor a
- * nonce tracking of the account consumes in this block (`claimed`: "account\nhash"). Evidence is built
- * from the fetched receipts; a trace of internal calls is read only for native payments, only for
- * transactions that touch the receiver. The cost follows the block's size and the traces that expect
- * its receivers, never the number of pending trackings.
+ * Matching by receiver (docs/architecture.md, "Matching by receiver"): the block's receipts (its logs,
+ * read by the caller) say which addresses its transactions may have paid; ONE query finds the pending
+ * nonce-less traces that expect one of them; then, per account, its traces take the block's
+ * transactions in their creation order: each the first transaction (in block order) that pays it in
+ * full (`decide` over the candidates) and that no earlier trace of the account took, nor a nonce
+ * tracking of the account consumes in this block (`claimed`: "account\nhash"). A transaction without
+ * a log may have paid only its `to` or an address its input names: its receipt (its status) is read
+ * only when a trace expects one of those. Evidence is built from the receipts; a trace of internal
+ * calls is read only for native payments, only for transactions that touch the receiver. The cost
+ * follows the block's size and the traces that expect its receivers, never the number of pending
+ * trackings.
  */
 export async function matchReceivers(
   deps: ReceiverMatchDeps,
   block: FullBlock,
-  receipts: Map<string, TransactionReceipt>,
+  receipts: ReceiverReceipts,
   claimed: Set<string>,
 ): Promise<ReceiverFinding[]> {
+  const known = 'whole' in receipts ? receipts.whole : receipts.logged
+  // In block order: `decide` takes the first transaction that pays. Those without a log are touched as if
+  // they succeeded until their receipt says so.
   const touches: Touch[] = []
+  const unlogged: Touch[] = []
   const touched = new Set<string>()
   for (const tx of block.transactions) {
-    const receipt = receipts.get(tx.hash.toLowerCase())
-    if (!receipt) throw new RetryableChainError(`the RPC has no receipt for ${tx.hash} of block ${block.number} yet`)
-    const touch = touchOf(tx, receipt)
+    const receipt = known.get(tx.hash.toLowerCase())
+    if (!receipt && 'whole' in receipts) {
+      throw new RetryableChainError(`the RPC has no receipt for ${tx.hash} of block ${block.number} yet`)
+    }
+    const touch = touchOf(tx, receipt ?? { ...UNTOLD, transactionHash: tx.hash, blockNumber: block.number, blockHash: block.hash })
     // A reverted transaction touches nothing: it is no candidate (and fails no trace).
     if (touch.addresses.size === 0) continue
     touches.push(touch)
+    if (!receipt) unlogged.push(touch)
     for (const address of touch.addresses) touched.add(address)
   }
   if (touched.size === 0) return []
   const traces = await findTracesByReceivers(deps.db, deps.chain, [...touched], block)
   if (traces.length === 0) return []
+  const payers = 'logged' in receipts && unlogged.length > 0 ? await readUnlogged(receipts.rest, block, traces, touches, unlogged) : touches
 
   const mined = new Map<string, Promise<MinedTransaction>>()
   const evidenceOf = (touch: Touch, native: boolean): Promise<MinedTransaction> => {
@@ -111,7 +146,7 @@ export async function matchReceivers(
   for (const tracking of traces) {
     const receiver = tracking.receiver.toLowerCase()
     const native = paysNative(tracking)
-    const open = touches.filter((t) => t.addresses.has(receiver) && !claimed.has(`${tracking.accountId}\n${t.tx.hash.toLowerCase()}`))
+    const open = payers.filter((t) => t.addresses.has(receiver) && !claimed.has(`${tracking.accountId}\n${t.tx.hash.toLowerCase()}`))
     if (open.length === 0) continue
     const candidates = await Promise.all(open.map((touch) => evidenceOf(touch, native)))
     const decided = decide(expectationOf(tracking), { given: null, consumer: null, candidates })
@@ -133,6 +168,41 @@ export async function matchReceivers(
     })
   }
   return findings
+}
+
+/**
+ * The block's touches once the transactions without a log that name a receiver of `traces` have their
+ * receipts (one read): one that reverted touches nothing; one that names no expected receiver is no
+ * candidate of any trace. Both leave.
+ */
+async function readUnlogged(
+  rest: ReceiptSource,
+  block: FullBlock,
+  traces: Tracking[],
+  touches: Touch[],
+  unlogged: Touch[],
+): Promise<Touch[]> {
+  const expected = new Set(traces.map((t) => t.receiver.toLowerCase()))
+  const needed = unlogged.filter((touch) => [...touch.addresses].some((address) => expected.has(address)))
+  const read =
+    needed.length > 0
+      ? await rest.receipts(
+          block,
+          needed.map((touch) => touch.tx.hash.toLowerCase()),
+        )
+      : new Map()
+  const told = new Map<Touch, Touch>()
+  for (const touch of needed) {
+    const receipt = read.get(touch.tx.hash.toLowerCase())
+    if (!receipt) throw new RetryableChainError(`the RPC has no receipt for ${touch.tx.hash} of block ${block.number} yet`)
+    told.set(touch, touchOf(touch.tx, receipt))
+  }
+  const untold = new Set(unlogged)
+  return touches.flatMap((touch) => {
+    if (!untold.has(touch)) return [touch]
+    const real = told.get(touch)
+    return real && real.addresses.size > 0 ? [real] : []
+  })
 }
 
 /** The accounts' claims on a block's transactions by their nonce trackings (sender+nonce or named hash). */

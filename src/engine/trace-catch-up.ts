@@ -6,7 +6,7 @@ import type { Db } from '../store/infrastructure/database.ts'
 import { findClaimedTransactions } from '../store/nonceless-trackings.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import { expectationOf } from './expectation.ts'
-import { matchReceivers } from './receiver-match.ts'
+import { matchReceivers, receiverReceipts } from './receiver-match.ts'
 import type { Verdicts } from './verdicts.ts'
 
 export interface TraceCatchUpDeps {
@@ -16,7 +16,7 @@ export interface TraceCatchUpDeps {
   evidence: EvidenceReader
   receipts: ReceiptSource
   verdicts: Verdicts
-  /** Most blocks read for one new trace (a block and its receipts each). */
+  /** Most blocks read for one new trace (a block and its logs each). */
   maxBlocks?: number
 }
 
@@ -55,7 +55,7 @@ export async function catchUpTrace(
       return true
     }
     if (block.transactions.length === 0) continue
-    const all = await deps.receipts.all(block)
+    const receipts = await receiverReceipts(deps.receipts, block)
     const taken = await findClaimedTransactions(
       deps.db,
       tracking.accountId,
@@ -63,7 +63,7 @@ export async function catchUpTrace(
       block.transactions.map((tx) => tx.hash),
     )
     const claimed = new Set([...taken].map((hash) => `${tracking.accountId}\n${hash}`))
-    const findings = await matchReceivers(deps, block, all, claimed)
+    const findings = await matchReceivers(deps, block, receipts, claimed)
     const mine = findings.find((f) => f.tracking.id === tracking.id)
     if (!mine) continue
     const judgement = judge(expectation, { given: null, consumer: mine.paying, position })

@@ -1,7 +1,7 @@
 // The reads of a block that do not need its transactions (block-reads.ts): started when the next
 // block's header is known, used by that block alone, and the block's receipts read ahead only while the
-// chain has pending trackings (from its logs; whole while nonce-less traces are pending); the follow-up's
-// reads (matched, watched) on their own.
+// chain has pending trackings (from its logs; whole while nonce-less traces are pending where the RPC gives
+// no logs by block hash); the follow-up's reads (matched, watched) on their own.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
@@ -24,8 +24,11 @@ before(async () => {
 })
 after(async () => database?.close())
 
-/** A receipt source that notes which blocks' receipts were read ahead, and how (`whole` or `logged`). */
-function countingReceipts(): { source: ReceiptSource; asked: string[]; kinds: string[] } {
+/**
+ * A receipt source that notes which blocks' receipts were read ahead, and how (`whole` or `logged`);
+ * `logs: false`: an RPC that gives no block's logs by hash.
+ */
+function countingReceipts(options: { logs?: boolean } = {}): { source: ReceiptSource; asked: string[]; kinds: string[] } {
   const asked: string[] = []
   const kinds: string[] = []
   const none = new Map<string, TransactionReceipt>()
@@ -41,7 +44,10 @@ function countingReceipts(): { source: ReceiptSource; asked: string[]; kinds: st
       receipts: async () => none,
       all: async () => none,
       whole: async (hash) => note(hash, 'whole'),
-      logged: async (hash) => note(hash, 'logged'),
+      logged: async (hash) => {
+        const logged = note(hash, 'logged')
+        return options.logs === false ? undefined : logged
+      },
     },
   }
 }
@@ -105,17 +111,33 @@ test('without pending trackings on the chain, no block is read whole ahead', asy
   assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')
 })
 
-test("a block's receipts are read ahead from its logs, and whole while nonce-less traces are pending", async () => {
-  const { source, kinds } = countingReceipts()
-  const reads = readsFor('traces-chain', source)
-  const account = await createAccount(database.db, 'traces')
-  await insertTestTracking(database.db, account.id, { blockchain: 'traces-chain' })
-  await reads.start(blockWith(randomHash(), 3), true).pending
-  reads.prepare({ number: 9n, hash: randomHash() as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
-  assert.equal(kinds.at(-1), 'logged', 'nonce trackings alone: the logs tell the receipts the payments need')
+test("a block's receipts are read ahead from its logs, with nonce-less traces pending too; whole for those where the RPC gives no logs", async () => {
+  for (const logs of [true, false]) {
+    const { source, kinds } = countingReceipts({ logs })
+    const chain = `traces-chain-${logs}`
+    const reads = readsFor(chain, source)
+    const account = await createAccount(database.db, `traces ${logs}`)
+    await insertTestTracking(database.db, account.id, { blockchain: chain })
+    await reads.start(blockWith(randomHash(), 3), true).pending
+    assert.deepEqual(await readAheadKinds(reads, kinds), ['logged'], 'nonce trackings alone: the logs tell the receipts the payments need')
 
-  await insertTestTracking(database.db, account.id, { blockchain: 'traces-chain', nonceless: true, transaction: null, nonce: null })
-  await reads.start(blockWith(randomHash(), 3), true).pending
-  reads.prepare({ number: 10n, hash: randomHash() as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
-  assert.equal(kinds.at(-1), 'whole', 'a trace is pending: matching by receiver reads every receipt')
+    await insertTestTracking(database.db, account.id, { blockchain: chain, nonceless: true, transaction: null, nonce: null })
+    await reads.start(blockWith(randomHash(), 3), true).pending
+    assert.deepEqual(
+      await readAheadKinds(reads, kinds),
+      logs ? ['logged'] : ['logged', 'whole'],
+      logs
+        ? 'a trace is pending: matching by receiver works from the logs too'
+        : 'no logs by hash: matching by receiver reads every receipt',
+    )
+  }
 })
+
+/** The reads ahead made for the next block announced, once they have settled. */
+async function readAheadKinds(reads: ReturnType<typeof readsFor>, kinds: string[]): Promise<string[]> {
+  kinds.length = 0
+  const hash = randomHash() as `0x${string}`
+  reads.prepare({ number: 9n, hash, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
+  await reads.start(blockWith(hash, 3), true).receipts
+  return [...kinds]
+}

@@ -1,0 +1,199 @@
+// Matching by receiver from a block's logs (docs/architecture.md, "A block's logs for its receipts"): on a
+// real block of Anvil, the traces paid by a transaction that logged are found from the logs alone; of the
+// transactions without a log, only those naming an expected receiver have their receipt read, and one of
+// them that reverted pays nothing. The findings are those the block's whole receipts give. Through the
+// service: such a block's traces succeed without the block's receipts being asked.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { parseEther, type Address, type Hash } from 'viem'
+import { createChainReader, type FullBlock } from '../../src/chain/chain-reader.ts'
+import { createEvidenceReader } from '../../src/chain/payment-evidence.ts'
+import { createReceiptSource, type ReceiptSource } from '../../src/engine/block-evidence.ts'
+import { matchReceivers, receiverReceipts } from '../../src/engine/receiver-match.ts'
+import { createAccount } from '../../src/store/accounts.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil, type AnvilAccount } from '../support/index.ts'
+import type { TestService } from '../support/service.ts'
+import { insertTestTracking } from '../support/trackings.ts'
+import { engineAtHead, freshAddress, lower, NATIVE, readPayment, startEngineService, waitForFinal } from './support.ts'
+
+let anvil: Anvil
+let usdc: Address
+
+before(async () => {
+  anvil = await startAnvil()
+  usdc = await deployToken(anvil, 'USD Coin', 'USDC', 6)
+  await mintToken(anvil, usdc, anvil.accounts[1]!.address, 100_000_000n)
+})
+after(async () => anvil?.stop())
+
+/** Sends `sends` unmined, then mines them in one block; their hashes in order. */
+async function oneBlock(sends: ((nonceOf: (account: AnvilAccount) => Promise<number>) => Promise<Hash>)[]): Promise<Hash[]> {
+  const next = new Map<string, number>()
+  const nonceOf = async (account: AnvilAccount) => {
+    const nonce = next.get(account.address) ?? (await anvil.publicClient.getTransactionCount({ address: account.address }))
+    next.set(account.address, nonce + 1)
+    return nonce
+  }
+  await anvil.testClient.setAutomine(false)
+  const hashes: Hash[] = []
+  try {
+    for (const send of sends) hashes.push(await send(nonceOf))
+    await anvil.testClient.mine({ blocks: 1 })
+  } finally {
+    await anvil.testClient.setAutomine(true)
+  }
+  return hashes
+}
+
+const tokenTo = (from: AnvilAccount, to: Address, amount: bigint) => async (nonceOf: (a: AnvilAccount) => Promise<number>) =>
+  from.wallet.writeContract({
+    address: usdc,
+    abi: testTokenAbi,
+    functionName: 'transfer',
+    args: [to, amount],
+    gas: 100_000n,
+    nonce: await nonceOf(from),
+  })
+const nativeTo = (from: AnvilAccount, to: Address, value: bigint) => async (nonceOf: (a: AnvilAccount) => Promise<number>) =>
+  from.wallet.sendTransaction({ to, value, nonce: await nonceOf(from) })
+
+test('from the logs, only the receipts of transactions without a log that name an expected receiver are read', async () => {
+  const database = await createTestDatabase()
+  try {
+    const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
+    const [byToken, byNative, byRevert] = [freshAddress(), freshAddress(), freshAddress()]
+    const account = await createAccount(database.db, 'receiver logs')
+    const trace = (receiver: Address, token: string, decimals: number, amount: string) =>
+      insertTestTracking(database.db, account.id, {
+        nonceless: true,
+        sender: null,
+        nonce: null,
+        transaction: null,
+        afterBlock: 0n,
+        receiver: lower(receiver),
+        token: lower(token),
+        decimals,
+        amount,
+      })
+    const tokenTrace = await trace(byToken, usdc, 6, '2')
+    const nativeTrace = await trace(byNative, NATIVE, 18, '0.1')
+    await trace(byRevert, usdc, 6, '5')
+
+    const hashes = await oneBlock([
+      tokenTo(payer, byToken, 2_000_000n),
+      nativeTo(payer, byNative, parseEther('0.1')),
+      nativeTo(other, freshAddress(), 1n),
+      nativeTo(other, freshAddress(), 1n),
+      // `broke` holds no USDC: mined, reverted, no log; its input names an expected receiver.
+      tokenTo(broke, byRevert, 5_000_000n),
+      tokenTo(broke, freshAddress(), 5_000_000n),
+    ])
+    const reader = createChainReader(anvil.publicClient)
+    const block = (await reader.block('latest')) as FullBlock
+    assert.equal(block.transactions.length, 6, 'the six transactions share one block')
+
+    const source = createReceiptSource(reader)
+    const asked: string[][] = []
+    const noting: ReceiptSource = {
+      ...source,
+      receipts: (b, wanted) => {
+        asked.push([...wanted].sort())
+        return source.receipts(b, wanted)
+      },
+      all: () => Promise.reject(new Error('the whole block was read')),
+    }
+    const deps = { chain: 'ethereum', db: database.db, evidence: createEvidenceReader(anvil.publicClient) }
+    const fromLogs = await matchReceivers(deps, block, await receiverReceipts(noting, block), new Set())
+    assert.deepEqual(
+      asked,
+      [[lower(hashes[1]!), lower(hashes[4]!)].sort()],
+      'the native payment and the reverted transfer naming a receiver',
+    )
+    const paid = (findings: typeof fromLogs) => findings.map((f) => [f.tracking.id, f.paying.hash])
+    assert.deepEqual(paid(fromLogs), [
+      [tokenTrace.id, lower(hashes[0]!)],
+      [nativeTrace.id, lower(hashes[1]!)],
+    ])
+
+    const whole = await matchReceivers(deps, block, { whole: await source.all(block) }, new Set())
+    assert.deepEqual(paid(fromLogs), paid(whole), 'the findings the whole receipts give')
+    assert.deepEqual(
+      fromLogs.map((f) => f.paying),
+      whole.map((f) => f.paying),
+    )
+  } finally {
+    await database.close()
+  }
+})
+
+test('an empty answer for the logs of a block that has some is not believed: every receipt is read', async () => {
+  await oneBlock([tokenTo(anvil.accounts[1]!, freshAddress(), 1n), nativeTo(anvil.accounts[3]!, freshAddress(), 1n)])
+  const reader = createChainReader(anvil.publicClient)
+  const block = (await reader.block('latest')) as FullBlock
+  assert.equal(block.logsBloomEmpty, false)
+  const source = createReceiptSource(reader)
+  const lagging: ReceiptSource = { ...source, logged: async () => new Map() }
+  const receipts = await receiverReceipts(lagging, block)
+  assert.ok('whole' in receipts, 'read whole')
+  assert.equal(receipts.whole.size, 2)
+
+  await oneBlock([nativeTo(anvil.accounts[3]!, freshAddress(), 1n)])
+  const logless = (await reader.block('latest')) as FullBlock
+  assert.equal(logless.logsBloomEmpty, true)
+  assert.ok('logged' in (await receiverReceipts(lagging, logless)), 'no log in the block: the empty answer is the truth')
+})
+
+test('through the service: traces paid in one block succeed from its logs, its receipts never asked; a reverted transfer pays none', async () => {
+  let service: TestService | undefined
+  try {
+    service = await startEngineService(anvil)
+    const { apiKey } = await service.newAccount()
+    const calls = async (method: string): Promise<number> => {
+      const text = (await service!.app.inject({ method: 'GET', url: '/metrics' })).body
+      return Number(new RegExp(`paywatch_rpc_requests_total\\{chain="ethereum",method="${method}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
+    }
+    const track = async (receiver: Address, token: string, amount: string): Promise<string> => {
+      const secretId = `receiver-logs-${process.pid}-${receiver}`
+      const payload = {
+        blockchain: 'ethereum',
+        token,
+        receiver,
+        amount,
+        after_block: String(await anvil.publicClient.getBlockNumber()),
+        secret_id: secretId,
+        callback: 'https://merchant.example/callback',
+      }
+      const response = await service!.api(apiKey, { method: 'POST', url: '/v2/payments', payload })
+      assert.equal(response.statusCode, 201, response.body)
+      return secretId
+    }
+    const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
+    const [byToken, byNative, byRevert] = [freshAddress(), freshAddress(), freshAddress()]
+    const tokenId = await track(byToken, usdc, '2')
+    const nativeId = await track(byNative, NATIVE, '0.1')
+    const revertId = await track(byRevert, usdc, '5')
+    const [logsBefore, blockReceiptsBefore] = [await calls('eth_getLogs'), await calls('eth_getBlockReceipts')]
+
+    const hashes = await oneBlock([
+      tokenTo(payer, byToken, 2_000_000n),
+      nativeTo(payer, byNative, parseEther('0.1')),
+      nativeTo(other, freshAddress(), 1n),
+      nativeTo(other, freshAddress(), 1n),
+    ])
+    assert.equal((await waitForFinal(service, apiKey, tokenId)).transaction, lower(hashes[0]!))
+    assert.equal((await waitForFinal(service, apiKey, nativeId)).transaction, lower(hashes[1]!))
+    assert.ok((await calls('eth_getLogs')) > logsBefore, "the block's logs were read")
+    assert.equal(await calls('eth_getBlockReceipts'), blockReceiptsBefore, "the block's receipts were never asked")
+
+    await oneBlock([tokenTo(broke, byRevert, 5_000_000n), nativeTo(other, freshAddress(), 1n)])
+    await engineAtHead(service, anvil)
+    assert.equal((await readPayment(service, apiKey, revertId)).status, 'pending', 'a reverted transfer pays nothing and fails nothing')
+    const paying = await oneBlock([tokenTo(payer, byRevert, 5_000_000n)])
+    const final = await waitForFinal(service, apiKey, revertId)
+    assert.equal(final.status, 'success')
+    assert.equal(final.transaction, lower(paying[0]!))
+  } finally {
+    await service?.close()
+  }
+})
