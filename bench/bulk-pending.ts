@@ -7,7 +7,7 @@ import type { Db } from '../src/store/infrastructure/database.ts'
 
 export async function insertNoncelessPending(
   db: Db,
-  options: { accountId: string; count: number; tag: string; native: string },
+  options: { accountId: string; count: number; tag: string; token: string },
 ): Promise<void> {
   if (options.count <= 0) return
   const tag = `nl${options.tag}`
@@ -16,7 +16,7 @@ export async function insertNoncelessPending(
       commitment, confirmations, after_block, amount, deadline, status, created_at, updated_at, nonceless)
     SELECT md5(${tag} || 'id' || g), ${options.accountId}, md5(${tag} || 'secret' || g), 'current', 'ethereum',
       CASE WHEN g % 2 = 0 THEN '0x' || substr(md5(${tag} || 's' || g), 1, 32) || substr(md5(${tag} || 't' || g), 1, 8) END,
-      NULL, '0x' || substr(md5(${tag} || 'r' || g), 1, 32) || substr(md5(${tag} || 'q' || g), 1, 8), ${options.native}, 18,
+      NULL, '0x' || substr(md5(${tag} || 'r' || g), 1, 32) || substr(md5(${tag} || 'q' || g), 1, 8), ${options.token}, 18,
       'confirmed', 1, 0, '1', extract(epoch FROM now())::bigint + 86400, 'pending',
       date_trunc('milliseconds', now() - (g % 72000) * interval '1 second'), now(), true
     FROM generate_series(1, ${options.count}::int) AS g`.execute(db)

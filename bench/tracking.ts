@@ -8,6 +8,8 @@
 // number of pending trackings. BENCH_SIZES (default 1000,10000,100000) and BENCH_BLOCKS (default 30) change the run;
 // BENCH_PROVIDERS (default 1) serves the chain through that many provider URLs of the same Anvil, and
 // BENCH_QUORUM (default 1) sets the chain's quorum (bench/quorum.ts compares quorum 1 with 2 of 3).
+// BENCH_TOKENS_ONLY=1: every payment and every background tracking is in the ERC-20 token (a shop taking
+// USDC alone: no native trace is pending, so a block's logs serve the matching by receiver).
 // BENCH_NONCELESS_PERCENT (default 0) of the bulk-inserted trackings are nonce-less (nonce NULL, a
 // deadline, half of them without a sender; bench/bulk-pending.ts). BENCH_SCALE_REPORT=true prints after
 // the largest size the table and index sizes, the bounded queries' p50/p99 with their plans, and on
@@ -42,6 +44,7 @@ const NATIVE = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee'
 const PROVIDERS = Number(process.env.BENCH_PROVIDERS ?? 1)
 const QUORUM = Number(process.env.BENCH_QUORUM ?? 1)
 const NONCELESS_PERCENT = Number(process.env.BENCH_NONCELESS_PERCENT ?? 0)
+const TOKENS_ONLY = process.env.BENCH_TOKENS_ONLY === '1'
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -91,6 +94,9 @@ try {
       `${PROVIDERS} HTTP provider(s), quorum ${QUORUM}; shared_buffers ${service.config.embeddedSharedBuffersMb} MB`,
   )
   const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
+  /** What the background trackings expect, and whether the i-th sender's payment is native. */
+  const backgroundToken = TOKENS_ONLY ? token : NATIVE
+  const paysNative = (i: number) => !TOKENS_ONLY && i % 2 === 0
   // The senders sign their own transactions (an impersonated transaction's signature is fake, and
   // the quorum checks the judged transaction's signature).
   const signers = Array.from({ length: TXS_PER_BLOCK }, () => privateKeyToAccount(generatePrivateKey()))
@@ -198,7 +204,7 @@ try {
   for (const size of SIZES) {
     // Bulk insert of non-matching pending trackings: random senders, half named by a random hash.
     const nonceless = Math.round(((size - pending) * NONCELESS_PERCENT) / 100)
-    await insertNoncelessPending(service.database.db, { accountId, count: nonceless, tag: String(size), native: NATIVE })
+    await insertNoncelessPending(service.database.db, { accountId, count: nonceless, tag: String(size), token: backgroundToken })
     const missing = size - pending - nonceless
     await sql`
       INSERT INTO trackings (id, account_id, secret_id, shape, blockchain, sender, nonce, receiver, token, decimals,
@@ -207,7 +213,7 @@ try {
         CASE WHEN ${NONCELESS} AND g % 4 = 1 THEN NULL
           ELSE '0x' || substr(md5('s' || g || ${size}), 1, 32) || substr(md5('t' || g || ${size}), 1, 8) END,
         CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN NULL ELSE g % 100 END,
-        '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
+        '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${backgroundToken}, 18, 'confirmed', 1, 0, '1',
         CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${size}) || md5('k' || g || ${size}) END, 'pending',
         date_trunc('milliseconds', now()), now(),
         ${NONCELESS} AND g % 2 = 1, CASE WHEN ${NONCELESS} AND g % 2 = 1 THEN 4102444800 END
@@ -228,7 +234,7 @@ try {
           if (!payers.has(i)) return signed(i, nonce, { to: fresh(), value: 1n })
           const receiver = fresh()
           receivers.set(i, receiver)
-          return i % 2 === 0
+          return paysNative(i)
             ? signed(i, nonce, { to: receiver, value: 10n ** 16n })
             : signed(i, nonce, {
                 to: token,
@@ -249,14 +255,14 @@ try {
         sender: NONCELESS && k % 8 === 7 ? null : senders[i]!.toLowerCase(),
         nonce: NONCELESS && k % 4 === 3 ? null : BigInt(nonce),
         receiver: receiver.toLowerCase(),
-        token: i % 2 === 0 ? NATIVE : token,
-        decimals: i % 2 === 0 ? 18 : 6,
+        token: paysNative(i) ? NATIVE : token,
+        decimals: paysNative(i) ? 18 : 6,
         commitment: 'confirmed',
         confirmations: k < 2 ? 3 : 1,
         afterBlock: 0n,
         deadline: NONCELESS && k % 4 === 3 ? 4102444800n : null,
         nonceless: NONCELESS && k % 4 === 3,
-        amount: i % 2 === 0 ? '0.01' : '1',
+        amount: paysNative(i) ? '0.01' : '1',
         feeAmount: null,
         feeReceiver: null,
         transaction: k % 2 === 0 ? hashes[i]!.toLowerCase() : null,

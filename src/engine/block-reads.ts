@@ -9,8 +9,11 @@ import type { ReceiptsAhead, ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 import { afterRequestsLeave } from './request-turns.ts'
 
-/** What the block's own payments need besides its transactions: whether the chain has pending trackings, and nonce-less traces. */
-export type PendingKinds = { any: boolean; traces: boolean }
+/**
+ * What the block's own payments need besides its transactions: whether the chain has pending trackings,
+ * nonce-less traces, and traces of the native currency (whose payment may emit no log).
+ */
+export type PendingKinds = { any: boolean; traces: boolean; nativeTraces: boolean }
 
 /** What the follow-up of a block reads: trackings matched in earlier blocks, and successes whose block is not final yet. */
 export interface AroundReads {
@@ -27,8 +30,8 @@ export interface BlockReads {
   /**
    * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: read
    * ahead in one request for the RPC's newest block while the chain has pending trackings: the receipts its
-   * logs tell (every receipt while nonce-less traces are pending, where the RPC gives no logs by block
-   * hash; undefined: not read ahead, or not to be had in one request).
+   * logs tell, or every receipt while native nonce-less traces are pending (undefined: not read ahead, or
+   * not to be had in one request).
    */
   start(block: FullBlock, latest: boolean): { pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> }
   /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts); `window`: the follower's. */
@@ -50,7 +53,7 @@ export function createBlockReads(deps: {
   successes: SuccessWatcher
 }): BlockReads {
   /** What the chain had pending at the last block (a read ahead of receipts pays off only with pending trackings). */
-  let pendingSeen: PendingKinds = { any: true, traces: false }
+  let pendingSeen: PendingKinds = { any: true, traces: false, nativeTraces: false }
   let prepared: { hash: string; pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> } | undefined
 
   const readPending = (): Promise<PendingKinds> => {
@@ -64,13 +67,14 @@ export function createBlockReads(deps: {
   }
   const none = Promise.resolve(undefined)
   // A block's logs are lighter than its receipts, for the provider and for this thread (docs/architecture.md,
-  // "A block's logs for its receipts"). Where the RPC gives no logs by block hash, matching by receiver
-  // needs every receipt: those are read ahead instead while nonce-less traces are pending.
+  // "A block's logs for its receipts"), and tell every payment that logged. A native trace may be paid by a
+  // transaction without a log, whose receipt would then be read after the traces' query: while one is
+  // pending, the receipts are read whole beside the block instead. Whichever the RPC does not give, the other.
   const readAhead = async (hash: string): Promise<ReceiptsAhead | undefined> => {
-    const logged = await deps.receipts.logged(hash)
-    if (logged) return { logged }
-    const whole = pendingSeen.traces ? await deps.receipts.whole(hash) : undefined
-    return whole && { whole }
+    const receipts = () => deps.receipts.whole(hash).then((whole) => whole && { whole })
+    const logs = () => deps.receipts.logged(hash).then((logged) => logged && { logged })
+    if (pendingSeen.nativeTraces) return (await receipts()) ?? logs()
+    return (await logs()) ?? (pendingSeen.traces ? receipts() : undefined)
   }
 
   return {

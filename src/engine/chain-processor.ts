@@ -180,8 +180,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       pendingKinds,
     ])
     const read = await ahead
-    // Read ahead: the block's logs (its receipts, where the RPC gives no logs by block hash): they serve matching
-    // by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
+    // Read ahead: the block's logs, or its receipts while native traces are pending (block-reads.ts): they serve
+    // matching by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
     let receipts = read ? receiptsAhead(read, deps.receipts) : deps.receipts
     let found: ReceiverFinding[] = []
     let pastDeadline: Tracking[] = []
@@ -189,7 +189,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
       const matching = async () => {
         // An empty block pays nothing: no receipts to read.
         if (block.transactions.length === 0) return []
-        const given = await receiverReceipts(deps.receipts, block, read)
+        const given = await receiverReceipts(deps.receipts, block, { ahead: read, native: pending.nativeTraces })
         // The block's nonce trackings read their payments from the same answer.
         receipts = receiptsAhead(given, deps.receipts)
         return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, given, claimsOf(block, candidates))

@@ -27,18 +27,24 @@ export interface ReceiverMatchDeps {
 /**
  * A block's receipts as matching by receiver has them: every one (`whole`), or those its logs tell
  * (`logged`), `rest` reading the receipt of a transaction that emitted no log, asked only for one that
- * names a receiver a pending trace expects (docs/architecture.md, "A block's logs for its receipts").
+ * names a receiver a pending native trace expects (docs/architecture.md, "A block's logs for its receipts").
  */
 export type ReceiverReceipts = { whole: Map<string, FetchedReceipt> } | { logged: Map<string, FetchedReceipt>; rest: ReceiptSource }
 
 /**
- * The receipts matching by receiver reads for `block`: those read ahead, else its logs (one
- * `eth_getLogs` by its hash), else, where the RPC does not give a block's logs by hash (or gave none for a
- * block that has some), every receipt.
+ * The receipts matching by receiver reads for `block`: those read ahead, else its logs (one `eth_getLogs`
+ * by its hash), else, where the RPC does not give a block's logs by hash (or gave none for a block that
+ * has some), every receipt. `native`: native traces are pending, whose payment may emit no log: every
+ * receipt in one request, rather than the logs and then the receipts they do not tell.
  */
-export async function receiverReceipts(source: ReceiptSource, block: FullBlock, ahead?: ReceiptsAhead): Promise<ReceiverReceipts> {
+export async function receiverReceipts(
+  source: ReceiptSource,
+  block: FullBlock,
+  options: { ahead?: ReceiptsAhead; native?: boolean } = {},
+): Promise<ReceiverReceipts> {
+  const { ahead } = options
   if (ahead && 'whole' in ahead) return ahead
-  const logged = ahead ? ahead.logged : await source.logged(block.hash)
+  const logged = ahead ? ahead.logged : options.native ? undefined : await source.logged(block.hash)
   // A node that has the block but not (yet) its logs answers none: a payment named only by a log would go
   // unseen, so an empty answer counts only for a block whose bloom says nothing logged.
   if (logged && (logged.size > 0 || block.logsBloomEmpty === true)) return { logged, rest: source }
@@ -95,8 +101,8 @@ const UNTOLD = { status: 'success', logs: [] } as const
  * transactions in their creation order: each the first transaction (in block order) that pays it in
  * full (`decide` over the candidates) and that no earlier trace of the account took, nor a nonce
  * tracking of the account consumes in this block (`claimed`: "account\nhash"). A transaction without
- * a log may have paid only its `to` or an address its input names: its receipt (its status) is read
- * only when a trace expects one of those. Evidence is built from the receipts; a trace of internal
+ * a log may have paid only the native currency, to its `to` or an address its input names: its receipt
+ * (its status) is read only when a native trace expects one of those. Evidence is built from the receipts; a trace of internal
  * calls is read only for native payments, only for transactions that touch the receiver. The cost
  * follows the block's size and the traces that expect its receivers, never the number of pending
  * trackings.
@@ -171,9 +177,10 @@ export async function matchReceivers(
 }
 
 /**
- * The block's touches once the transactions without a log that name a receiver of `traces` have their
- * receipts (one read): one that reverted touches nothing; one that names no expected receiver is no
- * candidate of any trace. Both leave.
+ * The block's touches once the transactions without a log that name a receiver of a native trace have
+ * their receipts (one read): one that reverted touches nothing. A token payment is a Transfer log, so a
+ * transaction without a log pays no token trace; one that names no native trace's receiver is no candidate
+ * of any trace. Both leave.
  */
 async function readUnlogged(
   rest: ReceiptSource,
@@ -182,7 +189,7 @@ async function readUnlogged(
   touches: Touch[],
   unlogged: Touch[],
 ): Promise<Touch[]> {
-  const expected = new Set(traces.map((t) => t.receiver.toLowerCase()))
+  const expected = new Set(traces.filter(paysNative).map((t) => t.receiver.toLowerCase()))
   const needed = unlogged.filter((touch) => [...touch.addresses].some((address) => expected.has(address)))
   const read =
     needed.length > 0

@@ -5,7 +5,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { findClaimedTransactions } from '../store/nonceless-trackings.ts'
 import type { ReceiptSource } from './block-evidence.ts'
-import { expectationOf } from './expectation.ts'
+import { expectationOf, paysNative } from './expectation.ts'
 import { matchReceivers, receiverReceipts } from './receiver-match.ts'
 import type { Verdicts } from './verdicts.ts'
 
@@ -16,7 +16,7 @@ export interface TraceCatchUpDeps {
   evidence: EvidenceReader
   receipts: ReceiptSource
   verdicts: Verdicts
-  /** Most blocks read for one new trace (a block and its logs each). */
+  /** Most blocks read for one new trace (a block and its logs, or its receipts for a native trace, each). */
   maxBlocks?: number
 }
 
@@ -55,7 +55,7 @@ export async function catchUpTrace(
       return true
     }
     if (block.transactions.length === 0) continue
-    const receipts = await receiverReceipts(deps.receipts, block)
+    const receipts = await receiverReceipts(deps.receipts, block, { native: paysNative(tracking) })
     const taken = await findClaimedTransactions(
       deps.db,
       tracking.accountId,

@@ -1,7 +1,7 @@
 // The reads of a block that do not need its transactions (block-reads.ts): started when the next
 // block's header is known, used by that block alone, and the block's receipts read ahead only while the
-// chain has pending trackings (from its logs; whole while nonce-less traces are pending where the RPC gives
-// no logs by block hash); the follow-up's reads (matched, watched) on their own.
+// chain has pending trackings (from its logs; whole while native nonce-less traces are pending, or traces
+// where the RPC gives no logs by block hash); the follow-up's reads (matched, watched) on their own.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
@@ -16,7 +16,7 @@ import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { createMatchStore } from '../../src/store/tracking-matches.ts'
 import { createTestDatabase } from '../support/database.ts'
-import { insertTestTracking, randomHash } from '../support/trackings.ts'
+import { insertTestTracking, randomAddress, randomHash } from '../support/trackings.ts'
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>
 before(async () => {
@@ -79,7 +79,7 @@ test("the reads prepared for a header serve that block alone; another block's ar
   reads.prepare({ number: 5n, hash: announced as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
   const prepared = reads.start(blockWith(announced.toUpperCase().replace('0X', '0x'), 3), true)
   assert.deepEqual(asked, [announced], 'read ahead once, when the header was known')
-  assert.deepEqual(await prepared.pending, { any: true, traces: false })
+  assert.deepEqual(await prepared.pending, { any: true, traces: false, nativeTraces: false })
   const around = await reads.around({ number: 5n, hash: announced }, 0n, undefined)
   assert.ok(Array.isArray(around.matched) && Array.isArray(around.watched))
 
@@ -111,7 +111,7 @@ test('without pending trackings on the chain, no block is read whole ahead', asy
   assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')
 })
 
-test("a block's receipts are read ahead from its logs, with nonce-less traces pending too; whole for those where the RPC gives no logs", async () => {
+test("a block's receipts are read ahead from its logs with token traces pending; whole with a native trace, or where the RPC gives no logs", async () => {
   for (const logs of [true, false]) {
     const { source, kinds } = countingReceipts({ logs })
     const chain = `traces-chain-${logs}`
@@ -121,15 +121,22 @@ test("a block's receipts are read ahead from its logs, with nonce-less traces pe
     await reads.start(blockWith(randomHash(), 3), true).pending
     assert.deepEqual(await readAheadKinds(reads, kinds), ['logged'], 'nonce trackings alone: the logs tell the receipts the payments need')
 
-    await insertTestTracking(database.db, account.id, { blockchain: chain, nonceless: true, transaction: null, nonce: null })
+    const trace = { blockchain: chain, nonceless: true, transaction: null, nonce: null }
+    await insertTestTracking(database.db, account.id, { ...trace, token: randomAddress() })
     await reads.start(blockWith(randomHash(), 3), true).pending
     assert.deepEqual(
       await readAheadKinds(reads, kinds),
       logs ? ['logged'] : ['logged', 'whole'],
-      logs
-        ? 'a trace is pending: matching by receiver works from the logs too'
-        : 'no logs by hash: matching by receiver reads every receipt',
+      logs ? 'a token trace is pending: a token payment is a log' : 'no logs by hash: matching by receiver reads every receipt',
     )
+
+    await insertTestTracking(database.db, account.id, { ...trace, token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE' })
+    assert.deepEqual(
+      await reads.start(blockWith(randomHash(), 3), true).pending,
+      { any: true, traces: true, nativeTraces: true },
+      'the native trace is seen, whatever the case of its token',
+    )
+    assert.deepEqual(await readAheadKinds(reads, kinds), ['whole'], 'a native trace is pending: its payment may emit no log')
   }
 })
 

@@ -1,8 +1,8 @@
 // Matching by receiver from a block's logs (docs/architecture.md, "A block's logs for its receipts"): on a
 // real block of Anvil, the traces paid by a transaction that logged are found from the logs alone; of the
-// transactions without a log, only those naming an expected receiver have their receipt read, and one of
-// them that reverted pays nothing. The findings are those the block's whole receipts give. Through the
-// service: such a block's traces succeed without the block's receipts being asked.
+// transactions without a log, only those naming a native trace's receiver have their receipt read (a token
+// payment is a log), and a reverted one pays nothing. The findings are those the block's whole receipts
+// give. Through the service: with token traces pending, a block's traces succeed without a receipt asked.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'
@@ -58,11 +58,11 @@ const tokenTo = (from: AnvilAccount, to: Address, amount: bigint) => async (nonc
 const nativeTo = (from: AnvilAccount, to: Address, value: bigint) => async (nonceOf: (a: AnvilAccount) => Promise<number>) =>
   from.wallet.sendTransaction({ to, value, nonce: await nonceOf(from) })
 
-test('from the logs, only the receipts of transactions without a log that name an expected receiver are read', async () => {
+test("from the logs, only the receipts of transactions without a log that name a native trace's receiver are read", async () => {
   const database = await createTestDatabase()
   try {
     const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
-    const [byToken, byNative, byRevert] = [freshAddress(), freshAddress(), freshAddress()]
+    const [byToken, byNative, byRevert, byNativeRevert] = [freshAddress(), freshAddress(), freshAddress(), freshAddress()]
     const account = await createAccount(database.db, 'receiver logs')
     const trace = (receiver: Address, token: string, decimals: number, amount: string) =>
       insertTestTracking(database.db, account.id, {
@@ -79,15 +79,17 @@ test('from the logs, only the receipts of transactions without a log that name a
     const tokenTrace = await trace(byToken, usdc, 6, '2')
     const nativeTrace = await trace(byNative, NATIVE, 18, '0.1')
     await trace(byRevert, usdc, 6, '5')
+    await trace(byNativeRevert, NATIVE, 18, '1')
 
     const hashes = await oneBlock([
       tokenTo(payer, byToken, 2_000_000n),
       nativeTo(payer, byNative, parseEther('0.1')),
       nativeTo(other, freshAddress(), 1n),
       nativeTo(other, freshAddress(), 1n),
-      // `broke` holds no USDC: mined, reverted, no log; its input names an expected receiver.
+      // `broke` holds no USDC: mined, reverted, no log; its input names a token trace's receiver, then a
+      // native trace's (which a transaction without a log might have paid: its status is read).
       tokenTo(broke, byRevert, 5_000_000n),
-      tokenTo(broke, freshAddress(), 5_000_000n),
+      tokenTo(broke, byNativeRevert, 5_000_000n),
     ])
     const reader = createChainReader(anvil.publicClient)
     const block = (await reader.block('latest')) as FullBlock
@@ -107,8 +109,8 @@ test('from the logs, only the receipts of transactions without a log that name a
     const fromLogs = await matchReceivers(deps, block, await receiverReceipts(noting, block), new Set())
     assert.deepEqual(
       asked,
-      [[lower(hashes[1]!), lower(hashes[4]!)].sort()],
-      'the native payment and the reverted transfer naming a receiver',
+      [[lower(hashes[1]!), lower(hashes[5]!)].sort()],
+      "the native payment, and the reverted transfer naming a native trace's receiver",
     )
     const paid = (findings: typeof fromLogs) => findings.map((f) => [f.tracking.id, f.paying.hash])
     assert.deepEqual(paid(fromLogs), [
@@ -144,7 +146,7 @@ test('an empty answer for the logs of a block that has some is not believed: eve
   assert.ok('logged' in (await receiverReceipts(lagging, logless)), 'no log in the block: the empty answer is the truth')
 })
 
-test('through the service: traces paid in one block succeed from its logs, its receipts never asked; a reverted transfer pays none', async () => {
+test('through the service: token traces paid in one block succeed from its logs, no receipt asked; a reverted transfer pays none; a native trace is paid too', async () => {
   let service: TestService | undefined
   try {
     service = await startEngineService(anvil)
@@ -169,30 +171,29 @@ test('through the service: traces paid in one block succeed from its logs, its r
       return secretId
     }
     const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
-    const [byToken, byNative, byRevert] = [freshAddress(), freshAddress(), freshAddress()]
+    const [byToken, byRevert, byNative] = [freshAddress(), freshAddress(), freshAddress()]
     const tokenId = await track(byToken, usdc, '2')
-    const nativeId = await track(byNative, NATIVE, '0.1')
     const revertId = await track(byRevert, usdc, '5')
-    const [logsBefore, blockReceiptsBefore] = [await calls('eth_getLogs'), await calls('eth_getBlockReceipts')]
+    const receiptCalls = async () => (await calls('eth_getBlockReceipts')) + (await calls('eth_getTransactionReceipt'))
+    const [logsBefore, receiptsBefore] = [await calls('eth_getLogs'), await receiptCalls()]
 
     const hashes = await oneBlock([
       tokenTo(payer, byToken, 2_000_000n),
-      nativeTo(payer, byNative, parseEther('0.1')),
+      // Reverted (`broke` holds no USDC), no log: pays nothing, fails nothing.
+      tokenTo(broke, byRevert, 5_000_000n),
       nativeTo(other, freshAddress(), 1n),
       nativeTo(other, freshAddress(), 1n),
     ])
     assert.equal((await waitForFinal(service, apiKey, tokenId)).transaction, lower(hashes[0]!))
-    assert.equal((await waitForFinal(service, apiKey, nativeId)).transaction, lower(hashes[1]!))
-    assert.ok((await calls('eth_getLogs')) > logsBefore, "the block's logs were read")
-    assert.equal(await calls('eth_getBlockReceipts'), blockReceiptsBefore, "the block's receipts were never asked")
-
-    await oneBlock([tokenTo(broke, byRevert, 5_000_000n), nativeTo(other, freshAddress(), 1n)])
     await engineAtHead(service, anvil)
     assert.equal((await readPayment(service, apiKey, revertId)).status, 'pending', 'a reverted transfer pays nothing and fails nothing')
-    const paying = await oneBlock([tokenTo(payer, byRevert, 5_000_000n)])
-    const final = await waitForFinal(service, apiKey, revertId)
-    assert.equal(final.status, 'success')
-    assert.equal(final.transaction, lower(paying[0]!))
+    assert.ok((await calls('eth_getLogs')) > logsBefore, "the block's logs were read")
+    assert.equal(await receiptCalls(), receiptsBefore, 'no receipt was asked')
+
+    const nativeId = await track(byNative, NATIVE, '0.1')
+    const paying = await oneBlock([tokenTo(payer, byRevert, 5_000_000n), nativeTo(payer, byNative, parseEther('0.1'))])
+    assert.equal((await waitForFinal(service, apiKey, revertId)).transaction, lower(paying[0]!))
+    assert.equal((await waitForFinal(service, apiKey, nativeId)).transaction, lower(paying[1]!))
   } finally {
     await service?.close()
   }
