@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test'
 import type { Address } from 'viem'
 import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, engineAtHead, freshAddress, lower, startEngineService, waitForFinal } from './support.ts'
+import { createPayment, engineAtHead, freshAddress, lower, rpcRequests, startEngineService, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let service: TestService
@@ -25,11 +25,6 @@ after(async () => {
   await anvil?.stop()
 })
 
-const rpcCalls = async (method: string): Promise<number> => {
-  const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
-  return Number(new RegExp(`paywatch_rpc_requests_total\\{chain="ethereum",method="${method}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
-}
-
 test('in one block, the payment that logged succeeds from the logs; the reverted one has its receipt read and fails', async () => {
   const [payer, broke] = [anvil.accounts[1]!, anvil.accounts[2]!]
   const [paid, unpaid] = [freshAddress(), freshAddress()]
@@ -39,7 +34,7 @@ test('in one block, the payment that logged succeeds from the logs; the reverted
   // that the two payments whatever blocks the engine had processed before them.
   await anvil.testClient.mine({ blocks: 1 })
   await engineAtHead(service, anvil)
-  const logsBefore = await rpcCalls('eth_getLogs')
+  const logsBefore = await rpcRequests(service, 'eth_getLogs')
 
   await anvil.testClient.setAutomine(false)
   const transfer = (from: typeof payer, to: Address) =>
@@ -58,5 +53,5 @@ test('in one block, the payment that logged succeeds from the logs; the reverted
   assert.equal(failed.status, 'failed')
   assert.equal(failed.failed_reason, 'FAILED')
   assert.equal(failed.transaction, lower(reverting))
-  assert.ok((await rpcCalls('eth_getLogs')) > logsBefore, "the block's logs were read ahead")
+  assert.ok((await rpcRequests(service, 'eth_getLogs')) > logsBefore, "the block's logs were read ahead")
 })

@@ -15,7 +15,7 @@ import { createTestDatabase } from '../support/database.ts'
 import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil, type AnvilAccount } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
 import { insertTestTracking } from '../support/trackings.ts'
-import { engineAtHead, freshAddress, lower, NATIVE, readPayment, startEngineService, waitForFinal } from './support.ts'
+import { engineAtHead, freshAddress, lower, NATIVE, readPayment, rpcRequests, startEngineService, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let usdc: Address
@@ -151,10 +151,7 @@ test('through the service: token traces paid in one block succeed from its logs,
   try {
     service = await startEngineService(anvil)
     const { apiKey } = await service.newAccount()
-    const calls = async (method: string): Promise<number> => {
-      const text = (await service!.app.inject({ method: 'GET', url: '/metrics' })).body
-      return Number(new RegExp(`paywatch_rpc_requests_total\\{chain="ethereum",method="${method}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
-    }
+    const calls = (method: string) => rpcRequests(service!, method)
     const track = async (receiver: Address, token: string, amount: string): Promise<string> => {
       const secretId = `receiver-logs-${process.pid}-${receiver}`
       const payload = {

@@ -97,3 +97,9 @@ export async function engineAtHead(service: TestService, anvil: Anvil): Promise<
 }
 
 export const lower = (value: string | Hash): string => value.toLowerCase()
+
+/** The RPC requests of `method` the service has made to the ethereum chain so far (its `/metrics`). */
+export async function rpcRequests(service: TestService, method: string): Promise<number> {
+  const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
+  return Number(new RegExp(`paywatch_rpc_requests_total\\{chain="ethereum",method="${method}"\\} (\\d+)`).exec(text)?.[1] ?? 0)
+}
