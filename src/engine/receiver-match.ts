@@ -102,10 +102,10 @@ const UNTOLD = { status: 'success', logs: [] } as const
  * full (`decide` over the candidates) and that no earlier trace of the account took, nor a nonce
  * tracking of the account consumes in this block (`claimed`: "account\nhash"). A transaction without
  * a log may have paid only the native currency, to its `to` or an address its input names: its receipt
- * (its status) is read only when a native trace expects one of those. Evidence is built from the receipts; a trace of internal
- * calls is read only for native payments, only for transactions that touch the receiver. The cost
- * follows the block's size and the traces that expect its receivers, never the number of pending
- * trackings.
+ * (its status) is read only when a native trace expects one of those. Evidence is built from the
+ * receipts; a trace of internal calls is read only for native payments, only for transactions that
+ * touch the receiver. The cost follows the block's size and the traces that expect its receivers,
+ * never the number of pending trackings.
  */
 export async function matchReceivers(
   deps: ReceiverMatchDeps,
