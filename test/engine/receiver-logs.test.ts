@@ -2,7 +2,8 @@
 // real block of Anvil, the traces paid by a transaction that logged are found from the logs alone; of the
 // transactions without a log, only those naming a native trace's receiver have their receipt read (a token
 // payment is a log), and a reverted one pays nothing. The findings are those the block's whole receipts
-// give. Through the service: with token traces pending, a block's traces succeed without a receipt asked.
+// give. Through the service: with token traces pending, a block's traces succeed without a receipt asked,
+// and so does a token trace created after its payment's block was passed.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'
@@ -152,14 +153,14 @@ test('through the service: token traces paid in one block succeed from its logs,
     service = await startEngineService(anvil)
     const { apiKey } = await service.newAccount()
     const calls = (method: string) => rpcRequests(service!, method)
-    const track = async (receiver: Address, token: string, amount: string): Promise<string> => {
+    const track = async (receiver: Address, token: string, amount: string, afterBlock?: bigint): Promise<string> => {
       const secretId = `receiver-logs-${process.pid}-${receiver}`
       const payload = {
         blockchain: 'ethereum',
         token,
         receiver,
         amount,
-        after_block: String(await anvil.publicClient.getBlockNumber()),
+        after_block: String(afterBlock ?? (await anvil.publicClient.getBlockNumber())),
         secret_id: secretId,
         callback: 'https://merchant.example/callback',
       }
@@ -191,6 +192,17 @@ test('through the service: token traces paid in one block succeed from its logs,
     const paying = await oneBlock([tokenTo(payer, byRevert, 5_000_000n), nativeTo(payer, byNative, parseEther('0.1'))])
     assert.equal((await waitForFinal(service, apiKey, revertId)).transaction, lower(paying[0]!))
     assert.equal((await waitForFinal(service, apiKey, nativeId)).transaction, lower(paying[1]!))
+
+    // A token trace created after its payment's block was passed is found in that block's logs (trace-catch-up.ts).
+    const late = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const [latePaid] = await oneBlock([tokenTo(payer, late, 3_000_000n), nativeTo(other, freshAddress(), 1n)])
+    await oneBlock([])
+    await engineAtHead(service, anvil)
+    const receiptsBeforeLate = await receiptCalls()
+    const lateId = await track(late, usdc, '3', afterBlock)
+    assert.equal((await waitForFinal(service, apiKey, lateId)).transaction, lower(latePaid!))
+    assert.equal(await receiptCalls(), receiptsBeforeLate, 'found from the logs: no receipt was asked')
   } finally {
     await service?.close()
   }
