@@ -13,7 +13,7 @@ import { afterRequestsLeave } from './request-turns.ts'
  * What the block's own payments need besides its transactions: whether the chain has pending trackings,
  * nonce-less traces, and traces of the native currency (whose payment may emit no log).
  */
-export type PendingKinds = { any: boolean; traces: boolean; nativeTraces: boolean }
+export type PendingKinds = Awaited<ReturnType<typeof pendingOnChain>>
 
 /** What the follow-up of a block reads: trackings matched in earlier blocks, and successes whose block is not final yet. */
 export interface AroundReads {
