@@ -9,6 +9,7 @@ import { NoProviderError } from '../chain/failover-transport.ts'
 import { createFinality } from '../chain/finality.ts'
 import { createFinalityCadence } from './finality-cadence.ts'
 import { createLookahead } from './block-lookahead.ts'
+import { createReachWaiters } from './reach-waiters.ts'
 import { findCommonAncestor } from './reorg-ancestor.ts'
 import { StoredWindow } from './stored-window.ts'
 import { chainBlockInsert, saveChainBlock } from '../store/chain-blocks.ts'
@@ -71,6 +72,11 @@ export interface BlockFollower {
   sync(maxBlocks?: number, announced?: BlockHeader): Promise<boolean>
   /** Whether the window holds `hash` at `number` (undefined outside the window). */
   holds(number: bigint, hash: string): boolean | undefined
+  /**
+   * Resolves true once a block at or above `number` is processed; false when the syncs under way or
+   * queued end short of it (the RPC does not serve it yet, a reorg shortened the chain), or none is.
+   */
+  reached(number: bigint): Promise<boolean>
   readonly state: FollowerState
 }
 
@@ -117,6 +123,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   let restartAt: bigint | undefined
   const finality = createFinalityCadence(createFinality(chain, reader, deps.logger), deps.finality)
   const state: FollowerState = { head: undefined, seen: undefined, finalized: 0n, syncedAt: undefined, lastError: undefined }
+  const waiters = createReachWaiters()
   const view: WindowView = {
     holds: (number, hash) => stored.loaded?.holds(number, hash),
     blocks: () => stored.loaded?.entries() ?? [],
@@ -151,6 +158,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
     if (handled === 'recorded') stored.adopt(win, entry)
     else await stored.append(win, entry)
     state.head = entry
+    waiters.reach(entry.number)
   }
 
   /** `from` is canonical but does not extend the window: find the newest block both agree on. */
@@ -190,13 +198,25 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
 
   /** One sync at a time: a second caller waits for the running one, then syncs itself. */
   let running: Promise<unknown> = Promise.resolve()
+  let syncs = 0
   function sync(maxBlocks = 500, announced?: BlockHeader): Promise<boolean> {
+    syncs++
     const next = running.then(
       () => syncOnce(maxBlocks, announced),
       () => syncOnce(maxBlocks, announced),
     )
-    running = next.catch(() => {})
+    running = next
+      .catch(() => {})
+      .finally(() => {
+        if (--syncs === 0) waiters.settle(state.head?.number)
+      })
     return next
+  }
+
+  function reached(number: bigint): Promise<boolean> {
+    const head = state.head?.number
+    if (head !== undefined && head >= number) return Promise.resolve(true)
+    return syncs === 0 ? Promise.resolve(false) : waiters.add(number)
   }
 
   async function syncOnce(maxBlocks: number, announced: BlockHeader | undefined): Promise<boolean> {
@@ -271,6 +291,7 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
   return {
     sync,
     holds: view.holds,
+    reached,
     state,
   }
 }

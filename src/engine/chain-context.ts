@@ -137,6 +137,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       finality,
       followerHead: () => current.follower?.state.head?.number,
       seenHead: () => current.follower?.state.seen,
+      followerReached: (number) => current.follower?.reached(number) ?? Promise.resolve(false),
       transactionCounts: async (senders, block) => {
         const answers = await sendRpcBatch(
           chain.rpc,

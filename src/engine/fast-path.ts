@@ -23,6 +23,11 @@ export interface FastPathDeps {
    * it), when it follows the chain: the block the sieve counts at, without asking for the latest.
    */
   seenHead?(): bigint | undefined
+  /**
+   * Resolves true once this node's follower processed a block at or above `number`; false when its syncs
+   * ended short of it, or it does not follow the chain (block-follower.ts `reached`).
+   */
+  followerReached?(number: bigint): Promise<boolean>
   /** Runs the final step in turn with the follower's block handling, when this node follows the chain. */
   exclusive<T>(work: () => Promise<T>): Promise<T>
   locate?: LocateOptions
@@ -50,17 +55,9 @@ export type FastPathResult = 'judged' | 'waiting'
  * to come will find it. RPC failures throw (retryable): the caller tries again later.
  */
 export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
+  if (tracking.nonce === null && !tracking.transaction) return catchUpNewTrace(deps, tracking)
   const head = await latestNotBehind(deps)
-  const followed = deps.followerHead()
   if (tracking.nonce === null) {
-    if (!tracking.transaction) {
-      // Found by receiver: the blocks to come, and those this node's follower passed before it existed
-      // (in turn with it; a node that does not follow the chain leaves them to the one that does).
-      if (!deps.catchUp || followed === undefined || followed <= tracking.afterBlock) return 'waiting'
-      const upTo = followed
-      const finalized = (await deps.finality.at(head)) ?? 0n
-      return (await deps.exclusive(() => deps.catchUp!(tracking, upTo, head, finalized))) ? 'judged' : 'waiting'
-    }
     // A named transaction, once seen (pending or mined), fixes the sender and nonce: the block that
     // consumes that nonce then finds it, also when the transaction is replaced.
     const seen = await deps.reader.transaction(tracking.transaction as Hash)
@@ -101,6 +98,26 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
 }
 
 /**
+ * A trace (no nonce, no transaction) is found by receiver: by the blocks to come, and by a catch-up over
+ * the blocks this node's follower read before it was stored (a node that does not follow the chain leaves
+ * them to the one that does). A block's pending trackings are read at its notification, before the block
+ * is processed (block-reads.ts): every block read so before the trace was stored is at or below the head
+ * the follower has seen now, and those above it will know the trace. So the catch-up waits until the
+ * follower processed that head (a block read without the trace could otherwise be processed after the
+ * catch-up had looked), then runs up to it, in turn with the follower.
+ */
+async function catchUpNewTrace(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
+  const seen = deps.seenHead?.() ?? deps.followerHead()
+  if (!deps.catchUp || seen === undefined || seen <= tracking.afterBlock) return 'waiting'
+  if (deps.followerReached && !(await deps.followerReached(seen))) {
+    throw new RetryableChainError(`the follower has not processed block ${seen}, which it had seen, yet`)
+  }
+  const head = await latestNotBehind(deps)
+  const finalized = (await deps.finality.at(head)) ?? 0n
+  return (await deps.exclusive(() => deps.catchUp!(tracking, seen, head, finalized))) ? 'judged' : 'waiting'
+}
+
+/**
  * Transaction counts asked in one HTTP request at most: providers cap their JSON-RPC batches (Alchemy
  * at 1,000 calls).
  */
@@ -137,14 +154,19 @@ export async function sieveNewTrackings(deps: FastPathDeps, trackings: Tracking[
   return trackings.filter((t) => !unused.has(t))
 }
 
-/** The RPC's latest block, refused while it is behind the block the follower processed (a lagging RPC after a failover). */
+/**
+ * The RPC's latest block, refused while it is behind the newest head the follower learned of or processed (a
+ * lagging RPC after a failover, or one behind the `newHeads` announcement): it could say "not mined yet" or
+ * "unused" of what such a block holds, and that block's own reads may have been made before the tracking
+ * was stored.
+ */
 async function latestNotBehind(deps: FastPathDeps): Promise<bigint> {
   const head = await deps.reader.header('latest')
   if (!head) throw new RetryableChainError('the RPC returned no latest block')
-  const followed = deps.followerHead()
-  // A lagging RPC could say "not mined yet" or "unused" of what a block already processed holds.
-  if (followed !== undefined && head.number < followed) {
-    throw new RetryableChainError(`the RPC head ${head.number} is behind the processed block ${followed}`)
+  const [followed, seen] = [deps.followerHead(), deps.seenHead?.()]
+  const floor = seen !== undefined && (followed === undefined || seen > followed) ? seen : followed
+  if (floor !== undefined && head.number < floor) {
+    throw new RetryableChainError(`the RPC head ${head.number} is behind block ${floor}, which the follower has seen`)
   }
   return head.number
 }

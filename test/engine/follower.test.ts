@@ -123,3 +123,43 @@ test('the window: linking, truncation on reorg, pruning below finality', () => {
   assert.equal(window.holds(5n, hash(5)), undefined)
   assert.equal(new BlockWindow([block(1), block(2), block(4, 3)]).oldest!.number, 4n, 'a stored window with a hole restarts after it')
 })
+
+test('reached: answered as the blocks are processed, false when the syncs end short of the block', async () => {
+  const reachedFollower = createBlockFollower({
+    chain: { ...chain, name: 'reached-test' },
+    reader: createChainReader(anvil.publicClient),
+    db: database.db,
+    logger: pino({ level: 'silent' }),
+    sink: async () => {},
+  })
+  await reachedFollower.sync()
+  const head = reachedFollower.state.head!.number
+  assert.equal(await reachedFollower.reached(head), true, 'processed already')
+  assert.equal(await reachedFollower.reached(head + 1n), false, 'no sync under way: not reached')
+
+  let hold!: () => void
+  const held = new Promise<void>((resolve) => (hold = resolve))
+  const answers: string[] = []
+  const heldFollower = createBlockFollower({
+    chain: { ...chain, name: 'reached-test' },
+    reader: createChainReader(anvil.publicClient),
+    db: database.db,
+    logger: pino({ level: 'silent' }),
+    sink: () => held,
+  })
+  await mine(anvil, 2)
+  const syncing = heldFollower.sync()
+  const next = heldFollower.reached(head + 1n).then((reached) => void answers.push(`next ${reached}`))
+  const beyond = heldFollower.reached(head + 3n).then((reached) => void answers.push(`beyond ${reached}`))
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(answers, [], 'nothing answered while the sync holds the block')
+  hold()
+  await syncing
+  await Promise.all([next, beyond])
+  assert.equal(heldFollower.state.head!.number, head + 2n)
+  assert.deepEqual(
+    answers,
+    ['next true', 'beyond false'],
+    'the next block as it was processed, the one beyond when the sync ended short of it',
+  )
+})

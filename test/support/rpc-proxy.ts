@@ -29,6 +29,11 @@ export interface RpcProxy {
    * forwarded (in a batch, the answers of the refused calls alone are replaced).
    */
   setCallRefusal(refuse: CallRefusal | null): void
+  /**
+   * The next request with a call for which `matches` is true waits, unforwarded, until `release()`;
+   * `arrived` resolves when it came.
+   */
+  hold(matches: (call: { method: string; params: unknown[] }) => boolean): { arrived: Promise<void>; release(): void }
   close(): Promise<void>
 }
 
@@ -42,6 +47,8 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
   let down = false
   let refusal: { code: number; message: string } | null = null
   let callRefusal: CallRefusal | null = null
+  let holding: { matches: (call: { method: string; params: unknown[] }) => boolean; arrive: () => void; released: Promise<void> } | null =
+    null
   const proxy: RpcProxy = {
     url: '',
     requests: [],
@@ -49,6 +56,13 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
     setDown: (value) => void (down = value),
     setRefusal: (value) => void (refusal = value),
     setCallRefusal: (value) => void (callRefusal = value),
+    hold(matches) {
+      let arrive!: () => void
+      let release!: () => void
+      const arrived = new Promise<void>((resolve) => (arrive = resolve))
+      holding = { matches, arrive, released: new Promise<void>((resolve) => (release = resolve)) }
+      return { arrived, release }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -68,6 +82,16 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
       body = undefined
     }
     const calls = Array.isArray(body) ? body : [body]
+    const held = holding
+    const callOf = (call: unknown) => {
+      const { method, params } = (call ?? {}) as { method?: unknown; params?: unknown }
+      return { method: String(method), params: Array.isArray(params) ? params : [] }
+    }
+    if (held && calls.some((call) => held.matches(callOf(call)))) {
+      holding = null
+      held.arrive()
+      await held.released
+    }
     proxy.requests.push({
       body,
       raw,
@@ -81,9 +105,8 @@ export async function startRpcProxy(upstream: string): Promise<RpcProxy> {
     }
     const refusals = new Map<unknown, { code: number; message: string }>()
     for (const call of callRefusal ? calls : []) {
-      const { id, method, params } = (call ?? {}) as { id?: unknown; method?: unknown; params?: unknown }
-      const error = callRefusal!({ method: String(method), params: Array.isArray(params) ? params : [] })
-      if (error) refusals.set(id, error)
+      const error = callRefusal!(callOf(call))
+      if (error) refusals.set((call as { id?: unknown } | undefined)?.id, error)
     }
     if (refusals.size > 0) {
       let answers: unknown[] = []
