@@ -26,16 +26,18 @@ export interface ReceiverMatchDeps {
 
 /**
  * A block's receipts as matching by receiver has them: every one (`whole`), or those its logs tell
- * (`logged`), `rest` reading the receipt of a transaction that emitted no log, asked only for one that
- * names a receiver a pending native trace expects (docs/architecture.md, "A block's logs for its receipts").
+ * (`logged`). `rest`, while native traces are pending: reads the receipt of a transaction that emitted no
+ * log, asked only for one that names a native trace's receiver. Without it, such transactions are no
+ * candidates: a token payment is a log (docs/architecture.md, "A block's logs for its receipts").
  */
-export type ReceiverReceipts = { whole: Map<string, FetchedReceipt> } | { logged: Map<string, FetchedReceipt>; rest: ReceiptSource }
+export type ReceiverReceipts = { whole: Map<string, FetchedReceipt> } | { logged: Map<string, FetchedReceipt>; rest?: ReceiptSource }
 
 /**
  * The receipts matching by receiver reads for `block`: those read ahead, else its logs (one `eth_getLogs`
  * by its hash), else, where the RPC does not give a block's logs by hash (or gave none for a block that
  * has some), every receipt. `native`: native traces are pending, whose payment may emit no log: every
- * receipt in one request, rather than the logs and then the receipts they do not tell.
+ * receipt in one request, rather than the logs and then the receipts they do not tell. A trace created
+ * after this read is matched against the block by its own catch-up (trace-catch-up.ts).
  */
 export async function receiverReceipts(
   source: ReceiptSource,
@@ -47,7 +49,7 @@ export async function receiverReceipts(
   const logged = ahead ? ahead.logged : options.native ? undefined : await source.logged(block.hash)
   // A node that has the block but not (yet) its logs answers none: a payment named only by a log would go
   // unseen, so an empty answer counts only for a block whose bloom says nothing logged.
-  if (logged && (logged.size > 0 || block.logsBloomEmpty === true)) return { logged, rest: source }
+  if (logged && (logged.size > 0 || block.logsBloomEmpty === true)) return options.native ? { logged, rest: source } : { logged }
   return { whole: await source.all(block) }
 }
 
@@ -124,6 +126,9 @@ export async function matchReceivers(
     if (!receipt && 'whole' in receipts) {
       throw new RetryableChainError(`the RPC has no receipt for ${tx.hash} of block ${block.number} yet`)
     }
+    // Without a native trace pending, a transaction without a log pays no trace: its addresses are not even
+    // looked up (most of a busy block's transactions, for a query that costs per address).
+    if (!receipt && !('whole' in receipts) && !receipts.rest) continue
     const touch = touchOf(tx, receipt ?? { ...UNTOLD, transactionHash: tx.hash, blockNumber: block.number, blockHash: block.hash })
     // A reverted transaction touches nothing: it is no candidate (and fails no trace).
     if (touch.addresses.size === 0) continue
@@ -134,7 +139,8 @@ export async function matchReceivers(
   if (touched.size === 0) return []
   const traces = await findTracesByReceivers(deps.db, deps.chain, [...touched], block)
   if (traces.length === 0) return []
-  const payers = 'logged' in receipts && unlogged.length > 0 ? await readUnlogged(receipts.rest, block, traces, touches, unlogged) : touches
+  const rest = 'logged' in receipts ? receipts.rest : undefined
+  const payers = rest && unlogged.length > 0 ? await readUnlogged(rest, block, traces, touches, unlogged) : touches
 
   const mined = new Map<string, Promise<MinedTransaction>>()
   const evidenceOf = (touch: Touch, native: boolean): Promise<MinedTransaction> => {

@@ -1,7 +1,8 @@
 // Matching by receiver from a block's logs (docs/architecture.md, "A block's logs for its receipts"): on a
 // real block of Anvil, the traces paid by a transaction that logged are found from the logs alone; of the
-// transactions without a log, only those naming a native trace's receiver have their receipt read (a token
-// payment is a log), and a reverted one pays nothing. The findings are those the block's whole receipts
+// transactions without a log, none is a candidate with token traces alone (a token payment is a log), and
+// with native traces only those naming a native trace's receiver have their receipt read; a reverted one
+// pays nothing. The findings are those the block's whole receipts
 // give. Through the service: with token traces pending, a block's traces succeed without a receipt asked,
 // and so does a token trace created after its payment's block was passed.
 import assert from 'node:assert/strict'
@@ -59,7 +60,7 @@ const tokenTo = (from: AnvilAccount, to: Address, amount: bigint) => async (nonc
 const nativeTo = (from: AnvilAccount, to: Address, value: bigint) => async (nonceOf: (a: AnvilAccount) => Promise<number>) =>
   from.wallet.sendTransaction({ to, value, nonce: await nonceOf(from) })
 
-test("from the logs, only the receipts of transactions without a log that name a native trace's receiver are read", async () => {
+test('from the logs, a transaction without a log is a candidate only with native traces pending, and only its receipt is read', async () => {
   const database = await createTestDatabase()
   try {
     const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
@@ -107,13 +108,22 @@ test("from the logs, only the receipts of transactions without a log that name a
       all: () => Promise.reject(new Error('the whole block was read')),
     }
     const deps = { chain: 'ethereum', db: database.db, evidence: createEvidenceReader(anvil.publicClient) }
-    const fromLogs = await matchReceivers(deps, block, await receiverReceipts(noting, block), new Set())
+    const paid = (findings: { tracking: { id: string }; paying: { hash: string } }[]) => findings.map((f) => [f.tracking.id, f.paying.hash])
+
+    // Read as for token traces alone (the chain saw no native trace pending): a transaction without a log
+    // is no candidate, and no receipt is asked.
+    const tokenOnly = await receiverReceipts(noting, block)
+    assert.ok('logged' in tokenOnly && tokenOnly.rest === undefined)
+    assert.deepEqual(paid(await matchReceivers(deps, block, tokenOnly, new Set())), [[tokenTrace.id, lower(hashes[0]!)]])
+    assert.deepEqual(asked, [])
+
+    // Read from the logs with native traces pending (one created after the block's read ahead was chosen).
+    const fromLogs = await matchReceivers(deps, block, { logged: tokenOnly.logged, rest: noting }, new Set())
     assert.deepEqual(
       asked,
       [[lower(hashes[1]!), lower(hashes[5]!)].sort()],
       "the native payment, and the reverted transfer naming a native trace's receiver",
     )
-    const paid = (findings: typeof fromLogs) => findings.map((f) => [f.tracking.id, f.paying.hash])
     assert.deepEqual(paid(fromLogs), [
       [tokenTrace.id, lower(hashes[0]!)],
       [nativeTrace.id, lower(hashes[1]!)],
