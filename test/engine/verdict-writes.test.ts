@@ -11,6 +11,7 @@ import { createEngineMetrics } from '../../src/engine/engine-metrics.ts'
 import { expectationOf } from '../../src/engine/expectation.ts'
 import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
 import { createVerdicts } from '../../src/engine/verdicts.ts'
+import type { DeliveryHandoff } from '../../src/store/deliveries.ts'
 import { createTrackingEvents, type RevertedSuccess } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { findSuccessWatches } from '../../src/store/success-watches.ts'
@@ -186,4 +187,44 @@ test('a block reads the watches it acts on: reverted, final, or on a block repla
   assert.deepEqual(await idsAt({ number: 413n, hash: randomHash() }, 400n), [ahead.id, late.id, replaced.id].sort())
   await database.db.deleteFrom('success_watches').where('reverted_at', 'is not', null).execute()
   assert.deepEqual(await idsAt({ number: 414n, hash: randomHash() }, 420n), [canonical.id, current.id].sort(), 'every other watch final')
+})
+
+test("a final verdict's callback is on its way before the verdict's completed event and log", async () => {
+  const order: string[] = []
+  const handoff: DeliveryHandoff = {
+    lease: (now) => ({ claim: 'verdict-writes', until: new Date(now.getTime() + 60_000) }),
+    // As the worker's: resolves once the requests are handed to the sender, a turn of the event loop later.
+    take: (deliveries) =>
+      new Promise((resolve) =>
+        setImmediate(() => {
+          order.push(...deliveries.map((d) => `on its way ${d.trackingId}`))
+          resolve()
+        }),
+      ),
+  }
+  const onCompleted = (tracking: { id: string }) => order.push(`completed ${tracking.id}`)
+  events.on('completed', onCompleted)
+  try {
+    const { tracking, match } = await trackingWithMatch(200n)
+    await database.db
+      .updateTable('trackings')
+      .set({ callback: 'https://merchant.example/callback' })
+      .where('id', '=', tracking.id)
+      .execute()
+    const verdicts = createVerdicts({
+      chain: 'ethereum',
+      db: database.db,
+      events,
+      clock: () => new Date(),
+      logger,
+      metrics,
+      isCanonical: async () => true,
+      deliveries: handoff,
+    })
+    const failed: Judgement = { status: 'failed', reason: 'RECEIVER_MISMATCH', transaction: match.transaction }
+    await verdicts.apply({ ...tracking, callback: 'https://merchant.example/callback' }, expectationOf(tracking), failed, match, false)
+    assert.deepEqual(order, [`on its way ${tracking.id}`, `completed ${tracking.id}`])
+  } finally {
+    events.off('completed', onCompleted)
+  }
 })
