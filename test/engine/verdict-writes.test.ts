@@ -39,7 +39,7 @@ events.on('completed', (tracking) => completed.push(tracking.id))
 const reverted: RevertedSuccess[] = []
 events.on('reverted', (event) => reverted.push(event))
 
-function verdictsWith(canonical: boolean) {
+function verdictsWith(canonical: boolean, deliveries?: DeliveryHandoff) {
   return createVerdicts({
     chain: 'ethereum',
     db: database.db,
@@ -48,6 +48,7 @@ function verdictsWith(canonical: boolean) {
     logger,
     metrics,
     isCanonical: async () => canonical,
+    deliveries,
   })
 }
 
@@ -211,16 +212,7 @@ test("a final verdict's callback is on its way before the verdict's completed ev
       .set({ callback: 'https://merchant.example/callback' })
       .where('id', '=', tracking.id)
       .execute()
-    const verdicts = createVerdicts({
-      chain: 'ethereum',
-      db: database.db,
-      events,
-      clock: () => new Date(),
-      logger,
-      metrics,
-      isCanonical: async () => true,
-      deliveries: handoff,
-    })
+    const verdicts = verdictsWith(true, handoff)
     const failed: Judgement = { status: 'failed', reason: 'RECEIVER_MISMATCH', transaction: match.transaction }
     await verdicts.apply({ ...tracking, callback: 'https://merchant.example/callback' }, expectationOf(tracking), failed, match, false)
     assert.deepEqual(order, [`on its way ${tracking.id}`, `completed ${tracking.id}`])
