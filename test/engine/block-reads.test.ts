@@ -17,6 +17,7 @@ import { createAccount } from '../../src/store/accounts.ts'
 import { createMatchStore } from '../../src/store/tracking-matches.ts'
 import { createTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomAddress, randomHash } from '../support/trackings.ts'
+import { NATIVE } from './support.ts'
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>
 before(async () => {
@@ -130,7 +131,7 @@ test("a block's receipts are read ahead from its logs with token traces pending;
       logs ? 'a token trace is pending: a token payment is a log' : 'no logs by hash: matching by receiver reads every receipt',
     )
 
-    await insertTestTracking(database.db, account.id, { ...trace, token: '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE' })
+    await insertTestTracking(database.db, account.id, { ...trace, token: NATIVE })
     assert.deepEqual(
       await reads.start(blockWith(randomHash(), 3), true).pending,
       { any: true, traces: true, nativeTraces: true },
