@@ -29,14 +29,6 @@ const isEmptyBloom = (bloom: string | null | undefined): boolean => typeof bloom
 
 export type BlockRef = bigint | 'latest' | 'finalized'
 
-/** A block with its transactions' hashes only: what a block read costs the provider least (pooled-block.ts fills in the rest). */
-export interface BlockWithHashes extends BlockHeader {
-  transactionHashes: Hash[]
-  /** The base fee (EIP-1559): a mined transaction's `gasPrice` is the price it paid. Null before London. */
-  baseFeePerGas: bigint | null
-  logsBloomEmpty: boolean
-}
-
 /**
  * The reads the chain engine makes, as raw JSON-RPC calls formatted by viem. "Not found" is
  * `null`, never an error: only a failing RPC throws, so a failure can never be mistaken for an
@@ -48,8 +40,6 @@ export interface ChainReader {
   headerByHash(hash: Hash): Promise<BlockHeader | null>
   /** A block with its full transactions. */
   block(ref: BlockRef): Promise<FullBlock | null>
-  /** A block by its hash, with its transactions' hashes only. */
-  blockWithHashes(hash: Hash): Promise<BlockWithHashes | null>
   /** The receipts of a block (only those of `only`, when given: the others are not even formatted). */
   blockReceipts(hash: Hash, only?: Set<string>): Promise<TransactionReceipt[] | null>
   /** Every log of a block, by the block's hash (one `eth_getLogs`). */
@@ -76,23 +66,6 @@ function toHeader(raw: RawBlock): BlockHeader {
   checkShape(raw, false)
   const block = formatBlock(raw)
   return { number: block.number!, hash: block.hash!, parentHash: block.parentHash, timestamp: block.timestamp }
-}
-
-function toBlockWithHashes(raw: RawBlock): BlockWithHashes | null {
-  checkShape(raw, true)
-  const block = formatBlock(raw)
-  const hashes = block.transactions as unknown[]
-  // A provider that sent whole transactions (or anything else) where hashes were asked for is read whole instead.
-  if (!hashes.every((hash) => typeof hash === 'string')) return null
-  return {
-    number: block.number!,
-    hash: block.hash!,
-    parentHash: block.parentHash,
-    timestamp: block.timestamp,
-    transactionHashes: hashes as Hash[],
-    baseFeePerGas: block.baseFeePerGas ?? null,
-    logsBloomEmpty: isEmptyBloom(block.logsBloom),
-  }
 }
 
 function toFullBlock(raw: RawBlock): FullBlock {
@@ -127,10 +100,6 @@ export function createChainReader(client: PublicClient): ChainReader {
     async block(ref) {
       const raw = await request<RawBlock | null>('eth_getBlockByNumber', [tag(ref), true])
       return raw ? toFullBlock(raw) : null
-    },
-    async blockWithHashes(hash) {
-      const raw = await request<RawBlock | null>('eth_getBlockByHash', [hash, false])
-      return raw ? toBlockWithHashes(raw) : null
     },
     async blockReceipts(hash, only) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0][] | null>('eth_getBlockReceipts', [hash])

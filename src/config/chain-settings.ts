@@ -73,7 +73,6 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
         fallbackFinalityDepth: 64,
         pollingIntervalMs: 2000,
         rpcTimeoutMs: 10_000,
-        pendingTransactions: true,
       }
   const num = (key: string, min: number, max: number): number | undefined => {
     const v = o[key]
@@ -121,11 +120,6 @@ function mergeChain(name: string, base: ChainConfig | undefined, raw: unknown): 
   if (o.finalityDepth !== undefined) chain.finalityDepth = o.finalityDepth === null ? null : num('finalityDepth', 0, 100_000)!
   chain.pollingIntervalMs = num('pollingIntervalMs', 10, 600_000) ?? chain.pollingIntervalMs
   chain.rpcTimeoutMs = num('rpcTimeoutMs', 50, 600_000) ?? chain.rpcTimeoutMs
-  if (o.pendingTransactions !== undefined) {
-    if (typeof o.pendingTransactions !== 'boolean')
-      throw new ConfigError(`${where}.pendingTransactions (config file) must be true or false`)
-    chain.pendingTransactions = o.pendingTransactions
-  }
   const unknown = Object.keys(raw).find((key) => !read.has(key))
   if (unknown !== undefined) throw new ConfigError(`${where}.${unknown} (config file) is not a chain setting`)
   return chain

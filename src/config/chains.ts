@@ -35,20 +35,12 @@ export interface ChainConfig {
   pollingIntervalMs: number
   /** How long one RPC request may take before the next URL is tried. */
   rpcTimeoutMs: number
-  /**
-   * Subscribe to the pending transactions of the chain's WebSocket provider, so that a new block is read
-   * with its transactions' hashes only (used with quorum 1; a provider that does not offer it is not asked again).
-   */
-  pendingTransactions: boolean
 }
 
 export const NATIVE_TOKEN: Address = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const MULTICALL3: Address = '0xcA11bde05977b3631167028862bE2a173976CA11'
 
-type BuiltIn = Omit<
-  ChainConfig,
-  'rpc' | 'rpcRps' | 'quorum' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools' | 'rpcTimeoutMs' | 'pendingTransactions'
->
+type BuiltIn = Omit<ChainConfig, 'rpc' | 'rpcRps' | 'quorum' | 'finalityDepth' | 'tokens' | 'uniswapV3Pools' | 'rpcTimeoutMs'>
 
 const builtIns: BuiltIn[] = [
   {
@@ -213,17 +205,7 @@ export function builtInChains(): Record<string, ChainConfig> {
   return Object.fromEntries(
     builtIns.map((chain) => [
       chain.name,
-      {
-        ...chain,
-        rpc: [],
-        rpcRps: [],
-        quorum: 1,
-        tokens: [],
-        uniswapV3Pools: [],
-        finalityDepth: null,
-        rpcTimeoutMs: 10_000,
-        pendingTransactions: true,
-      },
+      { ...chain, rpc: [], rpcRps: [], quorum: 1, tokens: [], uniswapV3Pools: [], finalityDepth: null, rpcTimeoutMs: 10_000 },
     ]),
   )
 }

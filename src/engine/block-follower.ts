@@ -99,8 +99,6 @@ export interface FollowerDeps {
   verifyIdentity?: () => Promise<boolean>
   /** The next block's header is known before the block is read (the sink may start its reads). */
   prepare?: (header: BlockHeader) => void
-  /** Reads the block a `newHeads` notification announced right after the window's tip (announced-block.ts); absent: as any other. */
-  announcedBlock?: (header: BlockHeader) => Promise<FullBlock | null>
   /**
    * How often the RPC's `finalized` tag is read (finality-cadence.ts): every `every` heads (default
    * FINALITY_READ_EVERY), and at every head while `awaited()` (a payment's verdict waits for finality).
@@ -235,7 +233,6 @@ export function createBlockFollower(deps: FollowerDeps): BlockFollower {
       return true
     }
     const ahead = createLookahead(reader, head.number)
-    if (next && deps.announcedBlock) ahead.seed(head.number, deps.announcedBlock(head))
     if (win.tip) ahead.from(win.tip.number + 1n, maxBlocks)
     // Read once per sync, before the blocks, so that each block is judged with it.
     const finalizedRead = finality.at(head.number)

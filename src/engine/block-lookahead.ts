@@ -22,11 +22,6 @@ export function createLookahead(reader: ChainReader, head: bigint) {
         reads.set(number, read)
       }
     },
-    /** Block `number` is being read another way (the announced head, announced-block.ts): taken from `read`. */
-    seed(number: bigint, read: Promise<FullBlock | null>) {
-      read.catch(() => {}) // as from()'s reads
-      reads.set(number, read)
-    },
     take(number: bigint): Promise<FullBlock | null> {
       const read = reads.get(number)
       reads.delete(number)

@@ -4,9 +4,7 @@ import type { Logger } from 'pino'
 import { createBlockFollower, type BlockFollower, type FollowerEvent, type WindowView } from './block-follower.ts'
 import { backoffPolicies, createBackoff } from '../common/backoff.ts'
 import type { ChainReader } from '../chain/chain-reader.ts'
-import { createAnnouncedBlockReader } from './announced-block.ts'
 import { createHeadSignal } from './head-signal.ts'
-import { createPendingPool } from './pending-pool.ts'
 import { rpcFailureFields } from '../chain/rpc-failure.ts'
 import type { LeaderLock } from './leader-lock.ts'
 import type { ChainConfig } from '../config/chains.ts'
@@ -98,12 +96,6 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
   }
 
   const follow = async (signal: AbortSignal, fence: WriteFence) => {
-    const wsUrl = chain.rpc.find((url) => url.startsWith('ws'))
-    // With a quorum, a block's transactions are evidence each provider answers for: read from the providers.
-    const pending =
-      wsUrl && chain.pendingTransactions && chain.quorum === 1
-        ? createPendingPool({ wsUrl, provider: chain.rpc.indexOf(wsUrl), logger: log })
-        : undefined
     const current = createBlockFollower({
       chain,
       reader: deps.reader,
@@ -112,12 +104,11 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       fence,
       sink: (event, window) => exclusive(() => deps.sink(event, fence, window)),
       prepare: deps.prepare,
-      announcedBlock: pending && createAnnouncedBlockReader(deps.reader, pending),
       finality: { awaited: deps.awaitsFinality },
       verifyIdentity: deps.verifyIdentity,
     })
     follower = current
-    const heads = createHeadSignal({ wsUrl, logger: log })
+    const heads = createHeadSignal({ wsUrl: chain.rpc.find((url) => url.startsWith('ws')), logger: log })
     liveHeads = heads
     const backstopMs = deps.backstopMs ?? Math.max(chain.pollingIntervalMs * 4, 10_000)
     const backoff = createBackoff(backoffPolicies.chainSync, deps.random)
@@ -146,7 +137,7 @@ export function createChainRunner(deps: ChainRunnerDeps): ChainRunner {
       }
     } finally {
       liveHeads = undefined
-      await Promise.all([heads.stop(), pending?.stop()])
+      await heads.stop()
       follower = undefined
     }
   }

@@ -242,7 +242,6 @@ describe('config file', () => {
     ['an rpc object with another field', { chains: { ethereum: { rpc: [{ url: 'http://a.example', key: 1 }] } } }, 'chains.ethereum.rpc'],
     ['a quorum of 0', { chains: { ethereum: { quorum: 0 } } }, 'chains.ethereum.quorum'],
     ['a maxHeadAgeSeconds not a number', { chains: { ethereum: { maxHeadAgeSeconds: 'x' } } }, 'chains.ethereum.maxHeadAgeSeconds'],
-    ['pendingTransactions not a boolean', { chains: { ethereum: { pendingTransactions: 'no' } } }, 'chains.ethereum.pendingTransactions'],
     // Not taken for a built-in chain because every object has such a property.
     ['a new chain named like an object property', { chains: { constructor: { rpc: ['http://a.example'] } } }, 'chains.constructor'],
   ]
@@ -252,22 +251,15 @@ describe('config file', () => {
 })
 
 describe('chain providers', () => {
-  test('rpc items are URLs or {url, rps}; quorum, maxHeadAgeSeconds and pendingTransactions are read; built-in ages apply', () => {
+  test('rpc items are URLs or {url, rps}; quorum and maxHeadAgeSeconds are read; built-in ages apply', () => {
     const config = loadConfig({
       PAYWATCH_CONFIG: configFile({
         chains: {
-          ethereum: {
-            rpc: ['http://a.example', { url: 'http://b.example/key', rps: 25 }],
-            quorum: 2,
-            maxHeadAgeSeconds: null,
-            pendingTransactions: false,
-          },
+          ethereum: { rpc: ['http://a.example', { url: 'http://b.example/key', rps: 25 }], quorum: 2, maxHeadAgeSeconds: null },
         },
       }),
     })
     const ethereum = config.chains.ethereum!
-    assert.equal(ethereum.pendingTransactions, false)
-    assert.equal(config.chains.bsc!.pendingTransactions, true, 'subscribed by default')
     assert.deepEqual(ethereum.rpc, ['http://a.example', 'http://b.example/key'])
     assert.deepEqual(ethereum.rpcRps, [null, 25])
     assert.equal(ethereum.quorum, 2)

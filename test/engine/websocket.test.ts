@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test'
 import { parseEther } from 'viem'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, lower, rpcRequests, startEngineService, waitFor, waitForFinal } from './support.ts'
+import { createPayment, freshAddress, lower, startEngineService, waitFor, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let service: TestService
@@ -31,19 +31,4 @@ test('newHeads over WebSocket drives the engine', async () => {
   const final = await waitForFinal(service, apiKey, request.secret_id, 5_000)
   assert.equal(final.status, 'success')
   assert.equal(final.transaction, lower(receipt.transactionHash))
-})
-
-test('a block whose transactions were announced pending is read with their hashes only', async () => {
-  await waitFor('the engine to follow', async () => service.engine.runner('ethereum')?.follower?.state.head)
-  const sender = anvil.accounts[3]!
-  const receiver = freshAddress()
-  const { request } = await createPayment(service, apiKey, anvil, sender, { receiver, amount: '0.5', confirmations: 1 })
-  const [thinBefore, wholeBefore] = [await rpcRequests(service, 'eth_getBlockByHash'), await rpcRequests(service, 'eth_getBlockByNumber')]
-  const receipt = await sendNative(anvil, sender, receiver, parseEther('0.5'))
-  const final = await waitForFinal(service, apiKey, request.secret_id, 5_000)
-  assert.equal(final.status, 'success')
-  assert.equal(final.transaction, lower(receipt.transactionHash))
-  assert.ok((await rpcRequests(service, 'eth_getBlockByHash')) > thinBefore, 'the paying block read with its hashes')
-  // The block itself was not asked for by number (the finalized tag may be, once in eight heads).
-  assert.ok((await rpcRequests(service, 'eth_getBlockByNumber')) - wholeBefore <= 1)
 })
