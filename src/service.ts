@@ -136,7 +136,14 @@ export async function createService(config: Config, options: ServiceOptions = {}
       withCallbackRoutes(common, db, callbacks),
       createCable(common, { database, events }, options.cable),
       // The embedded database's planner statistics, which PostgreSQL's autovacuum keeps on a server; before the engine, whose plans need them.
-      ...(database.kind === 'pglite' ? [{ name: 'embedded statistics', ...createEmbeddedStatistics({ db, logger }) }] : []),
+      ...(database.kind === 'pglite'
+        ? [
+            {
+              name: 'embedded statistics',
+              ...createEmbeddedStatistics({ db, logger, quietMoment: (maxWaitMs) => engine.quietMoment(maxWaitMs) }),
+            },
+          ]
+        : []),
       // Chain tracking engine (docs/api.md §3): followers, matching, fast path, time-outs. Without
       // background work it follows nothing, and /readyz probes the RPC instead.
       {

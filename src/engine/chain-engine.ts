@@ -13,6 +13,7 @@ import { createEngineMetrics } from './engine-metrics.ts'
 import { chainsReadiness } from './engine-readiness.ts'
 import { createFastPathChecks } from './fast-path-checks.ts'
 import { createLeaseChannel, type LeaseChannelOptions } from './lease-channel.ts'
+import { createQuietMoments } from './quiet-moments.ts'
 import { sweepTimedOut } from './sweeper.ts'
 
 export interface ChainEngineDeps {
@@ -49,6 +50,11 @@ export interface ChainEngine {
   runner(chain: string): ChainRunner | undefined
   /** Probes every chain's providers now: heads, capabilities, identity (tests). */
   probeProviders(): Promise<void>
+  /**
+   * Resolves right after the next block this node processes (quiet-moments.ts), after `maxWaitMs` at most,
+   * and at once while it follows no chain.
+   */
+  quietMoment(maxWaitMs: number): Promise<void>
 }
 
 /**
@@ -65,6 +71,11 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     countPending: async () => (await countPendingTrackings(db, chainNames)).counts,
   })
   const contexts = new Map<string, ChainContext>()
+  const quiet = createQuietMoments()
+  const onBlockProcessed = (info: BlockProcessed) => {
+    options.onBlockProcessed?.(info)
+    quiet.blockProcessed()
+  }
   const leases = createLeaseChannel(
     deps.database,
     logger,
@@ -86,7 +97,7 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
         metrics,
         deliveries: deps.deliveries,
         lock: leases.lockFor(handle.config.name),
-        onBlockProcessed: options.onBlockProcessed,
+        onBlockProcessed,
         providerProbeMs: options.providerProbeMs,
       }),
     )
@@ -153,6 +164,10 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     runner: (chain) => contexts.get(chain)?.runner,
     async probeProviders() {
       await Promise.all([...contexts.values()].map((context) => context.monitor.round()))
+    },
+    quietMoment(maxWaitMs) {
+      const following = [...contexts.values()].some((context) => context.runner.status === 'following')
+      return following ? quiet.next(maxWaitMs) : Promise.resolve()
     },
   }
 }

@@ -85,3 +85,33 @@ test('start analyzes at once what changed enough; stop ends the checks', embedde
   await statistics.stop()
   assert.deepEqual(await statistics.check(), [], 'the 500 rows were analyzed by start')
 })
+
+test('a due check waits for the chain engine’s quiet moment; a stop does not', embeddedOnly, async () => {
+  let asked!: () => void
+  let quiet!: () => void
+  let askedNow = new Promise<void>((resolve) => (asked = resolve))
+  const quietMoment = () => {
+    asked()
+    return new Promise<void>((resolve) => (quiet = resolve))
+  }
+  const statistics = createEmbeddedStatistics({ db: database.db, logger: pino({ level: 'silent' }), quietMoment, checkEveryMs: 1 })
+  await statistics.start()
+  const account = await createAccount(database.db, 'statistics at a quiet moment')
+  await insertTrackings(
+    database.db,
+    Array.from({ length: 500 }, () => testTracking(account.id)),
+  )
+  const changedSinceAnalysis = async () => {
+    await sql`SELECT pg_stat_force_next_flush()`.execute(database.db)
+    const { rows } = await sql<{ n: number }>`
+      SELECT n_mod_since_analyze::int AS n FROM pg_stat_user_tables WHERE relname = 'trackings'`.execute(database.db)
+    return rows[0]!.n
+  }
+  await askedNow
+  assert.ok((await changedSinceAnalysis()) >= 500, 'the check waits: the new rows are not analyzed yet')
+  askedNow = new Promise<void>((resolve) => (asked = resolve))
+  quiet()
+  await askedNow // the check ran, and the next one waits for the next quiet moment
+  assert.equal(await changedSinceAnalysis(), 0, 'analyzed at the quiet moment')
+  await statistics.stop() // while a check waits for a quiet moment that does not come
+})

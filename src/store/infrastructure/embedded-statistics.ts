@@ -21,10 +21,17 @@ const CHECK_EVERY_MS = 10_000
  */
 const EMBEDDED_STATISTICS_TARGET = 10
 
+/**
+ * A due check waits at most this long for a quiet moment of the chain engine (just after a block was processed):
+ * the check and its analyses hold the main thread 3–50 ms, which a block's callbacks would otherwise wait behind
+ * when they coincide (docs/performance.md, "Thirteenth pass").
+ */
+const QUIET_WAIT_MS = 15_000
+
 export interface EmbeddedStatistics {
   /** Analyzes the tables that changed enough since their last analysis; answers their names. */
   check(): Promise<string[]>
-  /** Checks now, then every `CHECK_EVERY_MS`, until `stop`. */
+  /** Checks now, then every `CHECK_EVERY_MS` at the chain engine's next quiet moment, until `stop`. */
   start(): Promise<void>
   stop(): Promise<void>
 }
@@ -38,10 +45,20 @@ export interface EmbeddedStatistics {
  * earlier version wrote): at start, then every ten seconds. An analysis samples at most 3,000 rows of a table
  * (`EMBEDDED_STATISTICS_TARGET`), so its cost is bounded; it runs on the database's one connection like any statement.
  */
-export function createEmbeddedStatistics(deps: { db: Db; logger: Logger }): EmbeddedStatistics {
+export function createEmbeddedStatistics(deps: {
+  db: Db
+  logger: Logger
+  /** Resolves at the next moment the chain engine is quiet, after `maxWaitMs` at most (absent: at once). */
+  quietMoment?: (maxWaitMs: number) => Promise<void>
+  /** Between two checks (default `CHECK_EVERY_MS`). */
+  checkEveryMs?: number
+}): EmbeddedStatistics {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> = Promise.resolve()
   let stopped = false
+  // A stop does not wait for the quiet moment a due check waits for.
+  let stopping!: () => void
+  const stoppedNow = new Promise<void>((resolve) => (stopping = resolve))
 
   async function check(): Promise<string[]> {
     // This backend's own counts of changes reach the statistics at most once a second, at the end of a
@@ -72,10 +89,12 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger }): Embe
   const arm = () => {
     if (stopped) return
     timer = setTimeout(() => {
-      running = check()
+      const quiet = deps.quietMoment?.(QUIET_WAIT_MS) ?? Promise.resolve()
+      running = Promise.race([quiet, stoppedNow])
+        .then(() => (stopped ? [] : check()))
         .catch((error: unknown) => deps.logger.warn({ err: error }, 'analyzing the embedded database failed'))
         .finally(arm)
-    }, CHECK_EVERY_MS)
+    }, deps.checkEveryMs ?? CHECK_EVERY_MS)
     timer.unref()
   }
 
@@ -87,6 +106,7 @@ export function createEmbeddedStatistics(deps: { db: Db; logger: Logger }): Embe
     },
     async stop() {
       stopped = true
+      stopping()
       clearTimeout(timer)
       await running
     },
