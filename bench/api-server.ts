@@ -10,8 +10,13 @@ import { createService } from '../src/service.ts'
 
 limitHeapGrowth()
 // As `paywatch serve` runs (BENCH_NO_RELEASE=true compares without it).
-const memory = process.env.BENCH_NO_RELEASE === 'true' ? undefined : releaseMemoryAfterBursts()
+let started: Awaited<ReturnType<typeof createService>> | undefined
+const memory =
+  process.env.BENCH_NO_RELEASE === 'true'
+    ? undefined
+    : releaseMemoryAfterBursts({ quietMoment: (maxWaitMs) => started?.engine.quietMoment(maxWaitMs) ?? Promise.resolve() })
 const service = await createService(loadConfig(), { background: process.argv.includes('--background') })
+started = service
 const address = await service.listen()
 console.log(JSON.stringify({ listening: address }))
 process.on('SIGTERM', () => {

@@ -19,7 +19,16 @@ export interface MemoryReleaseOptions {
   quiet?: number
   /** At most one release per this many ms: under a steady load the heap regrows, and a release each time would cost more than it gives. */
   minSpacingMs?: number
+  /**
+   * Resolves at the chain engine's next quiet moment (right after a block, `ChainEngine.quietMoment`), after
+   * `maxWaitMs` at most: a release waits for it, so that its pause does not land on a block's way to its
+   * callbacks. Absent: at once.
+   */
+  quietMoment?: (maxWaitMs: number) => Promise<void>
 }
+
+/** A due release waits at most this long for a quiet moment (the interval between two looks). */
+const QUIET_WAIT_MS = 5_000
 
 export interface MemoryRelease {
   /** Collections run so far (the benchmarks print it). */
@@ -74,6 +83,13 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
   const minSpacingMs = options.minSpacingMs ?? 30_000
   let releases = 0
   let lastRelease = Number.NEGATIVE_INFINITY
+  let waiting = false
+  const collect = () => {
+    probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
+    releases++
+    lastRelease = probes.now()
+    rest = probes.heapTotal()
+  }
   // The heap at rest: the smallest committed heap seen, or what the last release left.
   let rest = Number.POSITIVE_INFINITY
   return {
@@ -84,11 +100,16 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
       const busy = probes.loopBusy()
       const heapTotal = probes.heapTotal()
       rest = Math.min(rest, heapTotal)
-      if (busy > quiet || heapTotal - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
-      probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
-      releases++
-      lastRelease = probes.now()
-      rest = probes.heapTotal()
+      if (waiting || busy > quiet || heapTotal - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
+      if (!options.quietMoment) return collect()
+      waiting = true
+      void options
+        .quietMoment(QUIET_WAIT_MS)
+        .catch(() => {})
+        .then(() => {
+          waiting = false
+          collect()
+        })
     },
     stop() {},
   }

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.ts'
-import { createService } from '../service.ts'
+import { createService, type Service } from '../service.ts'
 import { limitHeapGrowth } from './heap-growth.ts'
 import { releaseMemoryAfterBursts } from './memory-release.ts'
 import { onStopSignals } from './stop-signals.ts'
@@ -8,9 +8,11 @@ import { stopWhenOrphaned } from './orphan-watch.ts'
 /** Runs until SIGTERM or SIGINT, then shuts down in order: HTTP, background work, database. */
 export async function serve(config: Config): Promise<void> {
   limitHeapGrowth()
-  const memory = releaseMemoryAfterBursts()
+  let started: Service | undefined
+  const memory = releaseMemoryAfterBursts({ quietMoment: (maxWaitMs) => started?.engine.quietMoment(maxWaitMs) ?? Promise.resolve() })
   // Signals are handled from the start: one arriving while the service starts stops it once started.
   const starting = createService(config)
+  void starting.then((service) => (started = service)).catch(() => {})
   const stopping = onStopSignals(async (signal) => {
     const service = await starting.catch(() => undefined)
     service?.common.logger.info({ signal }, 'shutting down')

@@ -81,6 +81,28 @@ test('under a steady load that regrows the heap, at most one release per spacing
   assert.deepEqual(collected, [5_000, 65_000])
 })
 
+test('a due release waits for the chain engine’s quiet moment, and is asked for once meanwhile', async () => {
+  const { collected, probes: p } = probes([
+    { busy: 0.1, heap: 60 * MB },
+    { busy: 0.1, heap: 100 * MB }, // due: waits
+    { busy: 0.1, heap: 100 * MB }, // still waiting: not asked again
+  ])
+  const asked: number[] = []
+  let quiet!: () => void
+  const quietMoment = (maxWaitMs: number) => {
+    asked.push(maxWaitMs)
+    return new Promise<void>((resolve) => (quiet = resolve))
+  }
+  const release = createMemoryRelease({ slackBytes: 24 * MB, minSpacingMs: 60_000, quietMoment }, p)
+  for (let k = 0; k < 3; k++) release.tick()
+  assert.deepEqual(collected, [], 'not before the quiet moment')
+  assert.equal(asked.length, 1)
+  quiet()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.equal(collected.length, 1)
+  assert.equal(release.releases, 1)
+})
+
 test('the real collection gives back a heap grown by garbage', () => {
   const release = releaseMemoryAfterBursts({ intervalMs: 3_600_000, slackBytes: 16 * MB, quiet: 1 })
   try {
