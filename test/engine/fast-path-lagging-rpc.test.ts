@@ -44,7 +44,7 @@ test('an RPC behind the head the follower has seen is refused; one at or past it
   const tracking = await insertTestTracking(database.db, account.id, {
     sender: anvil.accounts[1]!.address.toLowerCase(),
     nonce: 1_000n, // unused: nothing mined
-    afterBlock: 0,
+    afterBlock: 0n,
     transaction: null,
   })
   await assert.rejects(
