@@ -83,6 +83,9 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
   const minSpacingMs = options.minSpacingMs ?? 30_000
   let releases = 0
   let lastRelease = Number.NEGATIVE_INFINITY
+  // The heap at rest: the smallest committed heap seen, or what the last release left.
+  let rest = Number.POSITIVE_INFINITY
+  /** A release is due and waits for the chain engine's quiet moment. */
   let waiting = false
   const collect = () => {
     probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
@@ -90,8 +93,6 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
     lastRelease = probes.now()
     rest = probes.heapTotal()
   }
-  // The heap at rest: the smallest committed heap seen, or what the last release left.
-  let rest = Number.POSITIVE_INFINITY
   return {
     get releases() {
       return releases
