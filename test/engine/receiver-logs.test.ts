@@ -17,7 +17,17 @@ import { createTestDatabase } from '../support/database.ts'
 import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil, type AnvilAccount } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
 import { insertTestTracking } from '../support/trackings.ts'
-import { engineAtHead, freshAddress, lower, NATIVE, readPayment, rpcRequests, startEngineService, waitForFinal } from './support.ts'
+import {
+  createTrace,
+  engineAtHead,
+  freshAddress,
+  lower,
+  NATIVE,
+  readPayment,
+  rpcRequests,
+  startEngineService,
+  waitForFinal,
+} from './support.ts'
 
 let anvil: Anvil
 let usdc: Address
@@ -163,21 +173,8 @@ test('through the service: token traces paid in one block succeed from its logs,
     service = await startEngineService(anvil)
     const { apiKey } = await service.newAccount()
     const calls = (method: string) => rpcRequests(service!, method)
-    const track = async (receiver: Address, token: string, amount: string, afterBlock?: bigint): Promise<string> => {
-      const secretId = `receiver-logs-${process.pid}-${receiver}`
-      const payload = {
-        blockchain: 'ethereum',
-        token,
-        receiver,
-        amount,
-        after_block: String(afterBlock ?? (await anvil.publicClient.getBlockNumber())),
-        secret_id: secretId,
-        callback: 'https://merchant.example/callback',
-      }
-      const response = await service!.api(apiKey, { method: 'POST', url: '/v2/payments', payload })
-      assert.equal(response.statusCode, 201, response.body)
-      return secretId
-    }
+    const track = async (receiver: Address, token: string, amount: string, afterBlock?: bigint): Promise<string> =>
+      createTrace(service!, apiKey, { token, receiver, amount, afterBlock: afterBlock ?? (await anvil.publicClient.getBlockNumber()) })
     const [payer, broke, other] = [anvil.accounts[1]!, anvil.accounts[2]!, anvil.accounts[3]!]
     const [byToken, byRevert, byNative] = [freshAddress(), freshAddress(), freshAddress()]
     const tokenId = await track(byToken, usdc, '2')

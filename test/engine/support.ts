@@ -69,6 +69,27 @@ export async function createPayment(
   return { request, record: response.json() }
 }
 
+/** POST /v2/payments without a nonce or sender (a trace, found by receiver): `amount` of `token` to `receiver` after `afterBlock`; its secret id. */
+export async function createTrace(
+  service: TestService,
+  apiKey: string,
+  trace: { token: string; receiver: Address; amount: string; afterBlock: bigint },
+): Promise<string> {
+  const secretId = `trace-${process.pid}-${++counter}-${Math.random().toString(36).slice(2)}`
+  const payload = {
+    blockchain: 'ethereum',
+    token: trace.token,
+    receiver: trace.receiver,
+    amount: trace.amount,
+    after_block: String(trace.afterBlock),
+    secret_id: secretId,
+    callback: 'https://merchant.example/callback',
+  }
+  const response = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload })
+  assert.equal(response.statusCode, 201, response.body)
+  return secretId
+}
+
 export async function readPayment(service: TestService, apiKey: string, secretId: string): Promise<Record<string, unknown>> {
   const response = await service.api(apiKey, { method: 'GET', url: `/v2/payments/${secretId}` })
   assert.equal(response.statusCode, 200, response.body)

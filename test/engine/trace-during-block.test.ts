@@ -8,7 +8,17 @@ import { numberToHex, parseEther, type Address, type TransactionReceipt } from '
 import { deployToken, mintToken, sendNative, startAnvil, transferToken, type Anvil } from '../support/index.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import { engineAtHead, freshAddress, lower, NATIVE, readPayment, startEngineService, waitFor, waitForFinal } from './support.ts'
+import {
+  createTrace,
+  engineAtHead,
+  freshAddress,
+  lower,
+  NATIVE,
+  readPayment,
+  startEngineService,
+  waitFor,
+  waitForFinal,
+} from './support.ts'
 
 let anvil: Anvil
 let usdc: Address
@@ -19,25 +29,6 @@ before(async () => {
   await mintToken(anvil, usdc, anvil.accounts[1]!.address, 100_000_000n)
 })
 after(async () => anvil?.stop())
-
-let traces = 0
-
-/** POST /v2/payments without a nonce: `amount` of `token` to `receiver` after `afterBlock`; its secret id. */
-async function createTrace(service: TestService, apiKey: string, token: string, receiver: Address, amount: string, afterBlock: bigint) {
-  const secretId = `trace-during-block-${process.pid}-${++traces}`
-  const payload = {
-    blockchain: 'ethereum',
-    token,
-    receiver,
-    amount,
-    after_block: String(afterBlock),
-    secret_id: secretId,
-    callback: 'https://merchant.example/callback',
-  }
-  const created = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload })
-  assert.equal(created.statusCode, 201, created.body)
-  return secretId
-}
 
 /**
  * Mines `pay` while the follower's read of its block is held (the block's pending trackings read already),
@@ -100,7 +91,7 @@ test('the first trace on a chain, stored while a block read without it waits, is
       proxy,
       apiKey,
       () => transferToken(anvil, usdc, anvil.accounts[1]!, receiver, 2_000_000n),
-      (afterBlock) => createTrace(service, apiKey, usdc, receiver, '2', afterBlock),
+      (afterBlock) => createTrace(service, apiKey, { token: usdc, receiver, amount: '2', afterBlock }),
     )
     assert.equal(record.status, 'success')
     assert.equal(record.transaction, lower(payment.transactionHash))
@@ -109,14 +100,19 @@ test('the first trace on a chain, stored while a block read without it waits, is
 test('a native trace stored while a block read with token traces alone waits is paid by a transfer without a log there', () =>
   withService(async (service, proxy, apiKey) => {
     // Pending and never paid: the chain has token traces, no native one, when the block is read.
-    const unpaid = await createTrace(service, apiKey, usdc, freshAddress(), '1', await anvil.publicClient.getBlockNumber())
+    const unpaid = await createTrace(service, apiKey, {
+      token: usdc,
+      receiver: freshAddress(),
+      amount: '1',
+      afterBlock: await anvil.publicClient.getBlockNumber(),
+    })
     const receiver = freshAddress()
     const { record, payment } = await traceStoredWhileBlockHeld(
       service,
       proxy,
       apiKey,
       () => sendNative(anvil, anvil.accounts[2]!, receiver, parseEther('0.25')),
-      (afterBlock) => createTrace(service, apiKey, NATIVE, receiver, '0.25', afterBlock),
+      (afterBlock) => createTrace(service, apiKey, { token: NATIVE, receiver, amount: '0.25', afterBlock }),
     )
     assert.equal(record.status, 'success')
     assert.equal(record.transaction, lower(payment.transactionHash))
