@@ -10,7 +10,10 @@
 // ratios to Paywatch. BENCH_ROUNDS (default 10; BENCH_FULL=1: 60) measured blocks per system and size,
 // BENCH_SYSTEMS (default paywatch,ponder,viem) which run, DATABASE_URL puts Paywatch on PostgreSQL;
 // `baseline` in BENCH_SYSTEMS runs a second Paywatch from the tree at BENCH_BASELINE_ROOT (e.g. an earlier
-// commit with this bench in it) in the same rounds, for before/after figures under the same load.
+// commit with this bench in it) in the same rounds, for before/after figures under the same load (another
+// path than this tree's, its processes are told apart by it: a symlink to this tree runs it as it is).
+// BENCH_SERVICE_FLAGS adds Node flags to `paywatch` alone (`--cpu-prof --cpu-prof-dir=…` to profile it in
+// this job; with `baseline` a symlink to this tree, a flag against the same code without it).
 // Ponder is installed on first use into ~/.cache/paywatch-bench (bench/peers/ponder-app.ts).
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -163,6 +166,8 @@ async function runSize(pending: number): Promise<Figures[]> {
     const start: Promise<void>[] = []
     for (const name of running.filter((n) => n === 'paywatch' || n === 'baseline')) {
       const serviceRoot = name === 'baseline' ? process.env.BENCH_BASELINE_ROOT! : root
+      if (name === 'baseline' && join(serviceRoot, 'x') === join(root, 'x'))
+        throw new Error('BENCH_BASELINE_ROOT must be another path than this tree (a symlink to it will do)')
       const dataDir = join(dir, name)
       mkdirSync(dataDir, { mode: 0o700 }) // owner-only, as the service demands of its data folder
       const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
@@ -192,7 +197,13 @@ async function runSize(pending: number): Promise<Figures[]> {
         (async () => {
           const url = await startChild(
             name,
-            ['--max-semi-space-size=16', join(serviceRoot, 'bench', 'api-server.ts'), '--background'],
+            [
+              '--max-semi-space-size=16',
+              // Node flags for `paywatch` alone: profile it in this job, or set a flag against `baseline` (the same tree without it).
+              ...(name === 'paywatch' ? (process.env.BENCH_SERVICE_FLAGS?.split(' ').filter(Boolean) ?? []) : []),
+              join(serviceRoot, 'bench', 'api-server.ts'),
+              '--background',
+            ],
             {
               PORT: String(await freePort()),
               HOST: '127.0.0.1',
