@@ -1,15 +1,17 @@
 import { performance } from 'node:perf_hooks'
-import { setFlagsFromString } from 'node:v8'
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 /**
  * V8 keeps the heap a burst of requests grew (old generation and 16 MB semi-spaces) committed after the
  * burst: ~60 MB of RSS on the embedded database after 20 s of creates, still there while the service
  * goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event loop is quiet
- * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the heap holds 16 MB more
- * than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
+ * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the old generation holds 16 MB
+ * more than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
  * space shrunk) gives it back; at most once in 30 s, so a steady load does not pay for it (a pause of
- * tens of ms) more often.
+ * tens of ms) more often. The young generation is not counted: following blocks regrows it by ~16 MB
+ * within half a minute of every release, and V8 sizes it by itself (a release each time cost ~10% of
+ * the service's CPU, docs/performance.md, "Fourteenth pass").
  */
 export interface MemoryReleaseOptions {
   intervalMs?: number
@@ -43,6 +45,7 @@ type GcFunction = (options: { type: 'major'; execution: 'sync'; flavor: 'last-re
 export interface MemoryReleaseProbes {
   /** The event loop's busy share since the previous call. */
   loopBusy: () => number
+  /** The heap committed to V8's old generation (and every space but the young generation's). */
   heapTotal: () => number
   gc: GcFunction
   now: () => number
@@ -58,7 +61,7 @@ export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): Me
       lastLoop = loop
       return busy
     },
-    heapTotal: () => process.memoryUsage().heapTotal,
+    heapTotal: oldGenerationCommitted,
     gc: exposedGc(),
     now: () => performance.now(),
   })
@@ -122,4 +125,14 @@ function exposedGc(): GcFunction {
   if (existing) return existing
   setFlagsFromString('--expose-gc')
   return runInNewContext('gc') as GcFunction
+}
+
+/** The young generation's spaces, which V8 grows and shrinks by itself as the allocation rate moves. */
+const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space'])
+
+/** The heap committed to every space but the young generation's, in bytes. */
+function oldGenerationCommitted(): number {
+  let bytes = 0
+  for (const space of getHeapSpaceStatistics()) if (!YOUNG_SPACES.has(space.space_name)) bytes += space.space_size
+  return bytes
 }
