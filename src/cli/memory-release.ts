@@ -15,7 +15,7 @@ import { runInNewContext } from 'node:vm'
  */
 export interface MemoryReleaseOptions {
   intervalMs?: number
-  /** Heap committed beyond the heap at rest that is worth a collection, in bytes. */
+  /** Old generation committed beyond its size at rest that is worth a collection, in bytes. */
   slackBytes?: number
   /** The event loop's busy share over an interval below which the service counts as quiet. */
   quiet?: number
@@ -46,7 +46,7 @@ export interface MemoryReleaseProbes {
   /** The event loop's busy share since the previous call. */
   loopBusy: () => number
   /** The heap committed to V8's old generation (and every space but the young generation's). */
-  heapTotal: () => number
+  oldGeneration: () => number
   gc: GcFunction
   now: () => number
 }
@@ -61,7 +61,7 @@ export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): Me
       lastLoop = loop
       return busy
     },
-    heapTotal: oldGenerationCommitted,
+    oldGeneration: oldGenerationCommitted,
     gc: exposedGc(),
     now: () => performance.now(),
   })
@@ -86,7 +86,7 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
   const minSpacingMs = options.minSpacingMs ?? 30_000
   let releases = 0
   let lastRelease = Number.NEGATIVE_INFINITY
-  // The heap at rest: the smallest committed heap seen, or what the last release left.
+  // The old generation at rest: the smallest seen committed, or what the last release left.
   let rest = Number.POSITIVE_INFINITY
   /** A release is due and waits for the chain engine's quiet moment. */
   let waiting = false
@@ -94,7 +94,7 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
     probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
     releases++
     lastRelease = probes.now()
-    rest = probes.heapTotal()
+    rest = probes.oldGeneration()
   }
   return {
     get releases() {
@@ -102,9 +102,9 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
     },
     tick() {
       const busy = probes.loopBusy()
-      const heapTotal = probes.heapTotal()
-      rest = Math.min(rest, heapTotal)
-      if (waiting || busy > quiet || heapTotal - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
+      const held = probes.oldGeneration()
+      rest = Math.min(rest, held)
+      if (waiting || busy > quiet || held - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
       if (!options.quietMoment) return collect()
       waiting = true
       void options

@@ -1,5 +1,5 @@
 // Memory after a burst (src/cli/memory-release.ts): one shrinking collection once the loop is quiet and
-// the heap is well above its rest, never during a burst, not again until the heap grows anew.
+// the old generation is well above its rest, never during a burst, not again until it grows anew.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createMemoryRelease, releaseMemoryAfterBursts } from '../../src/cli/memory-release.ts'
@@ -19,7 +19,7 @@ function probes(samples: { busy: number; heap: number }[]) {
         i++
         return sample.busy
       },
-      heapTotal: () => heap,
+      oldGeneration: () => heap,
       gc: () => {
         collected.push(i)
         heap = 60 * MB
@@ -65,7 +65,7 @@ test('under a steady load that regrows the heap, at most one release per spacing
     { slackBytes: 16 * MB, quiet: 0.5, minSpacingMs: 60_000 },
     {
       loopBusy: () => 0.4,
-      heapTotal: () => heap,
+      oldGeneration: () => heap,
       gc: () => {
         collected.push(clock)
         heap = 60 * MB
