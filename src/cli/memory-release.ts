@@ -6,12 +6,12 @@ import { runInNewContext } from 'node:vm'
  * V8 keeps the heap a burst of requests grew (old generation and 16 MB semi-spaces) committed after the
  * burst: ~60 MB of RSS on the embedded database after 20 s of creates, still there while the service
  * goes on following blocks (docs/performance.md, "Memory after a burst"). Once the event loop is quiet
- * again (at most 80% busy over 5 s: a burst keeps it busy all the time) and the old generation holds 16 MB
- * more than at rest, one full collection that shrinks the heap (V8's "last resort" flavour: compacting, new
- * space shrunk) gives it back; at most once in 30 s, so a steady load does not pay for it (a pause of
- * tens of ms) more often. The young generation is not counted: following blocks regrows it by ~16 MB
- * within half a minute of every release, and V8 sizes it by itself (a release each time cost ~10% of
- * the service's CPU, docs/performance.md, "Fourteenth pass").
+ * again (at most 80% busy over 5 s, twice in a row: a burst keeps it busy all the time) and the old
+ * generation holds 16 MB more than at rest, one full collection that shrinks the heap (V8's "last resort"
+ * flavour: compacting, new space shrunk) gives it back; at most once in 30 s, so a steady load does not pay
+ * for it (a pause of tens of ms) more often. The young generation is not counted: following blocks regrows
+ * it by ~16 MB within half a minute of every release, and V8 sizes it by itself (a release each time cost
+ * ~10% of the service's CPU, docs/performance.md, "Fourteenth pass").
  */
 export interface MemoryReleaseOptions {
   intervalMs?: number
@@ -90,11 +90,18 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
   let rest = Number.POSITIVE_INFINITY
   /** A release is due and waits for the chain engine's quiet moment. */
   let waiting = false
+  /**
+   * Ticks in a row that found the loop quiet and the slack held. A release takes two: a burst that began
+   * late in a tick's 5 s reads quiet while it has already grown the heap, and a release then would come
+   * at its start and hold back the one after it by the spacing.
+   */
+  let dueTicks = 0
   const collect = () => {
     probes.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
     releases++
     lastRelease = probes.now()
     rest = probes.oldGeneration()
+    dueTicks = 0
   }
   return {
     get releases() {
@@ -104,7 +111,8 @@ export function createMemoryRelease(options: MemoryReleaseOptions, probes: Memor
       const busy = probes.loopBusy()
       const held = probes.oldGeneration()
       rest = Math.min(rest, held)
-      if (waiting || busy > quiet || held - rest < slackBytes || probes.now() - lastRelease < minSpacingMs) return
+      dueTicks = busy <= quiet && held - rest >= slackBytes ? dueTicks + 1 : 0
+      if (waiting || dueTicks < 2 || probes.now() - lastRelease < minSpacingMs) return
       if (!options.quietMoment) return collect()
       waiting = true
       void options

@@ -35,26 +35,28 @@ test('collects once after a burst, when the loop is quiet again and the heap gre
     { busy: 0.1, heap: 60 * MB }, // at rest
     { busy: 0.95, heap: 90 * MB }, // the burst: busy, never collected
     { busy: 0.98, heap: 120 * MB },
-    { busy: 0.1, heap: 120 * MB }, // quiet again: collected (heap back to 60)
+    { busy: 0.1, heap: 120 * MB }, // quiet again: one tick
+    { busy: 0.1, heap: 120 * MB }, // and a second: collected (heap back to 60)
     { busy: 0.1, heap: 62 * MB }, // at rest: nothing
     { busy: 0.1, heap: 70 * MB }, // grown less than the slack: nothing
   ])
   const release = createMemoryRelease({ slackBytes: 24 * MB, quiet: 0.25, minSpacingMs: 60_000 }, p)
-  for (let k = 0; k < 6; k++) release.tick()
-  assert.deepEqual(collected, [4])
+  for (let k = 0; k < 7; k++) release.tick()
+  assert.deepEqual(collected, [5])
   assert.equal(release.releases, 1)
 })
 
 test('the rest after a release is what the release left: a heap that stays larger is not collected again and again', () => {
   const { collected, probes: p } = probes([
     { busy: 0.1, heap: 40 * MB },
+    { busy: 0.1, heap: 100 * MB },
     { busy: 0.1, heap: 100 * MB }, // collected, leaves 60
     { busy: 0.1, heap: 75 * MB }, // 15 above what the release left: nothing
     { busy: 0.1, heap: 75 * MB },
   ])
   const release = createMemoryRelease({ slackBytes: 24 * MB, minSpacingMs: 60_000 }, p)
-  for (let k = 0; k < 4; k++) release.tick()
-  assert.deepEqual(collected, [2])
+  for (let k = 0; k < 5; k++) release.tick()
+  assert.deepEqual(collected, [3])
 })
 
 test('under a steady load that regrows the heap, at most one release per spacing', () => {
@@ -78,12 +80,27 @@ test('under a steady load that regrows the heap, at most one release per spacing
     release.tick()
     heap += 20 * MB
   }
-  assert.deepEqual(collected, [5_000, 65_000])
+  assert.deepEqual(collected, [10_000, 70_000])
+})
+
+test('a burst that begins late in a quiet tick is not collected at its start, but once it is over', () => {
+  const { collected, probes: p } = probes([
+    { busy: 0.1, heap: 60 * MB }, // at rest
+    { busy: 0.1, heap: 60 * MB },
+    { busy: 0.5, heap: 90 * MB }, // the burst began 2 s before this tick: quiet enough, the heap grown already
+    { busy: 0.97, heap: 120 * MB }, // the burst
+    { busy: 0.1, heap: 120 * MB }, // over
+    { busy: 0.1, heap: 120 * MB }, // collected
+  ])
+  const release = createMemoryRelease({ slackBytes: 16 * MB, minSpacingMs: 60_000 }, p)
+  for (let k = 0; k < 6; k++) release.tick()
+  assert.deepEqual(collected, [6], 'not at the burst’s start (which would hold back the release after it)')
 })
 
 test('a due release waits for the chain engine’s quiet moment, and is asked for once meanwhile', async () => {
   const { collected, probes: p } = probes([
     { busy: 0.1, heap: 60 * MB },
+    { busy: 0.1, heap: 100 * MB },
     { busy: 0.1, heap: 100 * MB }, // due: waits
     { busy: 0.1, heap: 100 * MB }, // still waiting: not asked again
   ])
@@ -94,7 +111,7 @@ test('a due release waits for the chain engine’s quiet moment, and is asked fo
     return new Promise<void>((resolve) => (quiet = resolve))
   }
   const release = createMemoryRelease({ slackBytes: 24 * MB, minSpacingMs: 60_000, quietMoment }, p)
-  for (let k = 0; k < 3; k++) release.tick()
+  for (let k = 0; k < 4; k++) release.tick()
   assert.deepEqual(collected, [], 'not before the quiet moment')
   assert.equal(asked.length, 1)
   quiet()
@@ -111,6 +128,8 @@ test('the real collection gives back a heap grown by garbage', () => {
     const grown = process.memoryUsage().heapTotal
     assert.ok(garbage.length > 0)
     garbage = null
+    release.tick()
+    assert.equal(release.releases, 0, 'the first tick that finds it grown')
     release.tick()
     assert.equal(release.releases, 1)
     assert.ok(
