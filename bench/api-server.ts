@@ -4,19 +4,15 @@
 import { PerformanceObserver } from 'node:perf_hooks'
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8'
 import { limitHeapGrowth } from '../src/cli/heap-growth.ts'
-import { releaseMemoryAfterBursts } from '../src/cli/memory-release.ts'
+import { releaseMemoryBeside } from '../src/cli/memory-release.ts'
 import { loadConfig } from '../src/config/config.ts'
 import { createService } from '../src/service.ts'
 
 limitHeapGrowth()
 // As `paywatch serve` runs (BENCH_NO_RELEASE=true compares without it).
-let started: Awaited<ReturnType<typeof createService>> | undefined
-const memory =
-  process.env.BENCH_NO_RELEASE === 'true'
-    ? undefined
-    : releaseMemoryAfterBursts({ quietMoment: (maxWaitMs) => started?.engine.quietMoment(maxWaitMs) ?? Promise.resolve() })
-const service = await createService(loadConfig(), { background: process.argv.includes('--background') })
-started = service
+const starting = createService(loadConfig(), { background: process.argv.includes('--background') })
+const memory = process.env.BENCH_NO_RELEASE === 'true' ? undefined : releaseMemoryBeside(starting)
+const service = await starting
 const address = await service.listen()
 console.log(JSON.stringify({ listening: address }))
 process.on('SIGTERM', () => {

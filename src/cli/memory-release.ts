@@ -76,6 +76,16 @@ export function releaseMemoryAfterBursts(options: MemoryReleaseOptions = {}): Me
   }
 }
 
+/**
+ * The release as `paywatch serve` runs it beside the service `starting` (the benchmarks' server too): a due
+ * release waits for the chain engine's quiet moment once the service is up, and for nothing before.
+ */
+export function releaseMemoryBeside(starting: Promise<{ engine: { quietMoment(maxWaitMs: number): Promise<void> } }>): MemoryRelease {
+  let started: Awaited<typeof starting> | undefined
+  starting.then((service) => (started = service)).catch(() => {}) // a failed start is its caller's to report
+  return releaseMemoryAfterBursts({ quietMoment: (maxWaitMs) => started?.engine.quietMoment(maxWaitMs) ?? Promise.resolve() })
+}
+
 /** The decision, on given probes: collect when the loop is quiet and the heap is well above its rest. */
 export function createMemoryRelease(options: MemoryReleaseOptions, probes: MemoryReleaseProbes): MemoryRelease {
   const slackBytes = options.slackBytes ?? 16 * 2 ** 20

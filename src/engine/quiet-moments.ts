@@ -1,7 +1,7 @@
 /**
  * The moments right after a block was processed: the farthest from the next block. Periodic work that holds
- * the main thread (the embedded database's analyses, docs/operations.md) waits for one, so that it does not
- * land on a block's way to its callbacks.
+ * the main thread (the embedded database's analyses, the memory release's collection; docs/operations.md) waits
+ * for one, so that it does not land on a block's way to its callbacks.
  */
 export interface QuietMoments {
   /** A block was processed: the waiting work may run now. */
