@@ -2,18 +2,11 @@ import type { FullBlock } from '../chain/chain-reader.ts'
 import type { WindowView } from './block-follower.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import { pendingOnChain } from '../store/nonceless-trackings.ts'
+import { findBlockCandidates, type BlockCandidates, type PendingKinds } from '../store/block-candidates.ts'
 import type { SuccessWatch } from '../store/success-watches.ts'
 import type { MatchStore } from '../store/tracking-matches.ts'
 import type { ReceiptsAhead, ReceiptSource } from './block-evidence.ts'
 import type { SuccessWatcher } from './success-watch.ts'
-import { afterRequestsLeave } from './request-turns.ts'
-
-/**
- * What the block's own payments need besides its transactions: whether the chain has pending trackings,
- * nonce-less traces, and traces of the native currency (whose payment may emit no log).
- */
-export type PendingKinds = Awaited<ReturnType<typeof pendingOnChain>>
 
 /** What the follow-up of a block reads: trackings matched in earlier blocks, and successes whose block is not final yet. */
 export interface AroundReads {
@@ -28,12 +21,14 @@ export interface BlockReads {
    */
   prepare(header: BlockHeader): void
   /**
-   * The reads of `block`'s own payments: those prepared for its hash, else started now. `receipts`: read
-   * ahead in one request for the RPC's newest block while the chain has pending trackings: the receipts its
-   * logs tell, or every receipt while native nonce-less traces are pending (undefined: not read ahead, or
-   * not to be had in one request).
+   * The receipts of `block`'s own payments: those prepared for its hash, else started now: read ahead in one
+   * request for the RPC's newest block while the chain has pending trackings: the receipts its logs tell, or
+   * every receipt while native nonce-less traces are pending (undefined: not read ahead, or not to be had in
+   * one request).
    */
-  start(block: FullBlock, latest: boolean): { pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> }
+  start(block: FullBlock, latest: boolean): { receipts: Promise<ReceiptsAhead | undefined> }
+  /** The block's candidates and what the chain has pending (one statement); the next reads ahead go by the latter. */
+  candidates(block: FullBlock): Promise<BlockCandidates>
   /** The follow-up's reads for `block`, once its own verdicts are written (chain-processor.ts); `window`: the follower's. */
   around(block: { number: bigint; hash: string }, finalized: bigint, window: WindowView | undefined): Promise<AroundReads>
 }
@@ -54,17 +49,7 @@ export function createBlockReads(deps: {
 }): BlockReads {
   /** What the chain had pending at the last block (a read ahead of receipts pays off only with pending trackings). */
   let pendingSeen: PendingKinds = { any: true, traces: false, nativeTraces: false }
-  let prepared: { hash: string; pending: Promise<PendingKinds>; receipts: Promise<ReceiptsAhead | undefined> } | undefined
-
-  const readPending = (): Promise<PendingKinds> => {
-    const pending = pendingOnChain(deps.db, deps.chain).then((kinds) => {
-      pendingSeen = kinds
-      return kinds
-    })
-    // Read ahead for a block that may not come (another branch): its failure is the awaiting block's, or nobody's.
-    pending.catch(() => {})
-    return pending
-  }
+  let prepared: { hash: string; receipts: Promise<ReceiptsAhead | undefined> } | undefined
   const none = Promise.resolve(undefined)
   // A block's logs are lighter than its receipts, for the provider and for this thread (docs/architecture.md,
   // "A block's logs for its receipts"), and tell every payment that logged. A native trace may be paid by a
@@ -80,16 +65,23 @@ export function createBlockReads(deps: {
   return {
     prepare(header) {
       const receipts = pendingSeen.any ? readAhead(header.hash) : none
-      const pending = afterRequestsLeave().then(readPending)
-      pending.catch(() => {}) // as readPending's: for a block that may not come
-      prepared = { hash: header.hash.toLowerCase(), pending, receipts }
+      prepared = { hash: header.hash.toLowerCase(), receipts }
     },
     start(block, latest) {
       const early = prepared?.hash === block.hash.toLowerCase() ? prepared : undefined
       prepared = undefined
       if (early) return early
       const ahead = latest && pendingSeen.any && block.transactions.length > 1
-      return { pending: readPending(), receipts: ahead ? readAhead(block.hash) : none }
+      return { receipts: ahead ? readAhead(block.hash) : none }
+    },
+    async candidates(block) {
+      const found = await findBlockCandidates(
+        deps.db,
+        deps.chain,
+        block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
+      )
+      pendingSeen = found.pending
+      return found
     },
     async around(block, finalized, window) {
       const [matched, watched] = await Promise.all([deps.matches.matched(deps.chain), deps.successes.read(block, finalized, window)])

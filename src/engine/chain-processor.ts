@@ -9,7 +9,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import { createMatchStore, findBlockCandidates, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
+import { createMatchStore, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads, type AroundReads } from './block-reads.ts'
 import { readBlockEvidence, receiptsAhead, type ReceiptSource } from './block-evidence.ts'
@@ -170,15 +170,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
    * first, so that their callbacks wait for nothing else (the follow-up below comes after).
    */
   const payingLane = async (block: FullBlock, finalized: bigint, latest: boolean, fence: WriteFence | undefined) => {
-    const { pending: pendingKinds, receipts: ahead } = reads.start(block, latest)
-    const [candidates, pending] = await Promise.all([
-      findBlockCandidates(
-        deps.db,
-        deps.chain,
-        block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
-      ),
-      pendingKinds,
-    ])
+    const { receipts: ahead } = reads.start(block, latest)
+    const { candidates, pending } = await reads.candidates(block)
     const read = await ahead
     // Read ahead: the block's logs, or its receipts while native traces are pending (block-reads.ts): they serve
     // matching by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).

@@ -1,5 +1,4 @@
 import { sql } from 'kysely'
-import { NATIVE_TOKEN } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './infrastructure/database.ts'
 import { rowToTracking, type TrackingRow } from './trackings.ts'
@@ -9,27 +8,6 @@ import { rowToTracking, type TrackingRow } from './trackings.ts'
  * single statement per block over a partial index of the pending nonce-less trackings (migration 0031),
  * so a block costs the same whatever the number of pending trackings.
  */
-
-/**
- * Whether `chain` has pending trackings at all, pending nonce-less traces (without a trace a block needs
- * none of its receipts for matching by receiver), and traces of the native currency among them (only
- * those can be paid by a transaction without a log): one statement, three index probes (the native
- * currency is a literal, so that the partial index of migration 0036 serves a prepared statement too).
- */
-export async function pendingOnChain(db: Db, chain: string): Promise<{ any: boolean; traces: boolean; nativeTraces: boolean }> {
-  const result = await sql<{ any: boolean; traces: boolean; native: boolean }>`
-    SELECT
-      EXISTS (SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending') AS any,
-      EXISTS (
-        SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending' AND nonceless AND transaction IS NULL
-      ) AS traces,
-      EXISTS (
-        SELECT 1 FROM trackings WHERE blockchain = ${chain} AND status = 'pending' AND nonceless AND transaction IS NULL
-          AND lower(token) = ${sql.lit(NATIVE_TOKEN)}
-      ) AS native`.execute(db)
-  const row = result.rows[0]
-  return { any: row?.any === true, traces: row?.traces === true, nativeTraces: row?.native === true }
-}
 
 /**
  * The pending nonce-less traces of `chain` that expect one of `receivers` and may be paid in `block`

@@ -3,7 +3,7 @@ import type { MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import { fenced, type WriteFence } from './chain-leases.ts'
 import type { Db } from './infrastructure/database.ts'
-import { rowToTracking, type TrackingRow } from './trackings.ts'
+import { rowToTracking } from './trackings.ts'
 
 /**
  * A pending tracking whose transaction was found. `evidence` is what the judge needs to re-judge it
@@ -55,36 +55,6 @@ const decode = (value: unknown): unknown =>
       ? BigInt((v as { $n: string }).$n)
       : v,
   )
-
-/**
- * The pending trackings of `chain` whose (sender, nonce) or transaction hash appear in a block: one
- * statement, two index probes per transaction (trackings_payment,
- * trackings_pending_transaction), so its cost follows the block's size, not the number of pending
- * trackings. (Written as a LATERAL join: a UNION of the two sides gets a parallel plan whose worker
- * start-up costs more than the lookups themselves.)
- */
-export async function findBlockCandidates(
-  db: Db,
-  chain: string,
-  transactions: { sender: string; nonce: bigint; hash: string }[],
-): Promise<Tracking[]> {
-  if (transactions.length === 0) return []
-  const senders = transactions.map((tx) => tx.sender.toLowerCase())
-  const nonces = transactions.map((tx) => tx.nonce.toString())
-  const hashes = transactions.map((tx) => tx.hash.toLowerCase())
-  const result = await sql<TrackingRow>`
-    SELECT t.* FROM unnest(${senders}::text[], ${nonces}::numeric[], ${hashes}::text[]) AS b(sender, nonce, hash)
-    CROSS JOIN LATERAL (
-      SELECT * FROM trackings s
-        WHERE s.blockchain = ${chain} AND s.status = 'pending' AND s.sender = b.sender AND s.nonce = b.nonce
-      UNION ALL
-      SELECT * FROM trackings h
-        WHERE h.blockchain = ${chain} AND h.status = 'pending' AND h.transaction IS NOT NULL AND h.transaction = b.hash
-    ) t`.execute(db)
-  const byId = new Map<string, Tracking>()
-  for (const row of result.rows) if (!byId.has(row.id)) byId.set(row.id, rowToTracking(row))
-  return [...byId.values()]
-}
 
 /** The still-pending trackings of `chain` with a found transaction, and their matches. */
 export async function findMatchedTrackings(db: Db, chain: string): Promise<{ tracking: Tracking; match: TrackingMatch }[]> {

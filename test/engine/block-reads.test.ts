@@ -54,7 +54,17 @@ function countingReceipts(options: { logs?: boolean } = {}): { source: ReceiptSo
 }
 
 const blockWith = (hash: string, transactions: number) =>
-  ({ number: 5n, hash, transactions: Array.from({ length: transactions }, () => ({})) }) as unknown as FullBlock
+  ({
+    number: 5n,
+    hash,
+    transactions: Array.from({ length: transactions }, () => ({ from: randomAddress(), nonce: 1, hash: randomHash() })),
+  }) as unknown as FullBlock
+
+/** A block's own reads as the processor makes them: its receipts started, then its candidates' statement (which tells the pending kinds). */
+async function pendingSeenAt(reads: ReturnType<typeof readsFor>, block: FullBlock) {
+  reads.start(block, true)
+  return (await reads.candidates(block)).pending
+}
 
 function readsFor(chain: string, receipts: ReceiptSource) {
   const metrics = createEngineMetrics(createMetrics().registry, {
@@ -78,9 +88,9 @@ test("the reads prepared for a header serve that block alone; another block's ar
   await insertTestTracking(database.db, (await createAccount(database.db, 'pending')).id)
   const announced = randomHash()
   reads.prepare({ number: 5n, hash: announced as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
-  const prepared = reads.start(blockWith(announced.toUpperCase().replace('0X', '0x'), 3), true)
+  const block = blockWith(announced.toUpperCase().replace('0X', '0x'), 3)
+  assert.deepEqual(await pendingSeenAt(reads, block), { any: true, traces: false, nativeTraces: false })
   assert.deepEqual(asked, [announced], 'read ahead once, when the header was known')
-  assert.deepEqual(await prepared.pending, { any: true, traces: false, nativeTraces: false })
   const around = await reads.around({ number: 5n, hash: announced }, 0n, undefined)
   assert.ok(Array.isArray(around.matched) && Array.isArray(around.watched))
 
@@ -97,16 +107,16 @@ test("the reads prepared for a header serve that block alone; another block's ar
 test('without pending trackings on the chain, no block is read whole ahead', async () => {
   const { source, asked } = countingReceipts()
   const reads = readsFor('idle-chain', source)
-  await reads.start(blockWith(randomHash(), 3), true).pending
+  await pendingSeenAt(reads, blockWith(randomHash(), 3))
   const before = asked.length
   const next = randomHash()
   reads.prepare({ number: 7n, hash: next as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
-  await reads.start(blockWith(next, 3), true).pending
+  await pendingSeenAt(reads, blockWith(next, 3))
   assert.equal(asked.length, before, 'the chain has nothing pending: no receipts read ahead')
 
   const account = await createAccount(database.db, 'block reads')
   await insertTestTracking(database.db, account.id, { blockchain: 'idle-chain' })
-  await reads.start(blockWith(randomHash(), 3), true).pending
+  await pendingSeenAt(reads, blockWith(randomHash(), 3))
   const paying = randomHash()
   reads.prepare({ number: 8n, hash: paying as `0x${string}`, parentHash: randomHash() as `0x${string}`, timestamp: 1n })
   assert.equal(asked.at(-1), paying, 'pending trackings again: read ahead')
@@ -119,12 +129,12 @@ test("a block's receipts are read ahead from its logs with token traces pending;
     const reads = readsFor(chain, source)
     const account = await createAccount(database.db, `traces ${logs}`)
     await insertTestTracking(database.db, account.id, { blockchain: chain })
-    await reads.start(blockWith(randomHash(), 3), true).pending
+    await pendingSeenAt(reads, blockWith(randomHash(), 3))
     assert.deepEqual(await readAheadKinds(reads, kinds), ['logged'], 'nonce trackings alone: the logs tell the receipts the payments need')
 
     const trace = { blockchain: chain, nonceless: true, transaction: null, nonce: null }
     await insertTestTracking(database.db, account.id, { ...trace, token: randomAddress() })
-    await reads.start(blockWith(randomHash(), 3), true).pending
+    await pendingSeenAt(reads, blockWith(randomHash(), 3))
     assert.deepEqual(
       await readAheadKinds(reads, kinds),
       logs ? ['logged'] : ['logged', 'whole'],
@@ -133,7 +143,7 @@ test("a block's receipts are read ahead from its logs with token traces pending;
 
     await insertTestTracking(database.db, account.id, { ...trace, token: NATIVE })
     assert.deepEqual(
-      await reads.start(blockWith(randomHash(), 3), true).pending,
+      await pendingSeenAt(reads, blockWith(randomHash(), 3)),
       { any: true, traces: true, nativeTraces: true },
       'the native trace is seen, whatever the case of its token',
     )

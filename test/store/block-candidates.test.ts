@@ -1,0 +1,56 @@
+// A block's candidates and what its chain has pending, in one statement (block-candidates.ts): the pending
+// trackings its (sender, nonce) pairs or hashes name, each once, and the kinds also for a block without any.
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { createAccount } from '../../src/store/accounts.ts'
+import { completeTracking } from '../../src/store/complete-tracking.ts'
+import { findBlockCandidates } from '../../src/store/block-candidates.ts'
+import { createTestDatabase } from '../support/database.ts'
+import { insertTestTracking, randomAddress, randomHash } from '../support/trackings.ts'
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>
+before(async () => {
+  database = await createTestDatabase()
+})
+after(async () => database?.close())
+
+const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
+
+test('the candidates are the pending trackings a block names by sender and nonce or by hash, each once', async () => {
+  const db = database.db
+  const account = await createAccount(db, 'candidates')
+  const sender = randomAddress()
+  const byNonce = await insertTestTracking(db, account.id, { blockchain: 'cand-chain', sender, nonce: 3n, transaction: null })
+  const byHash = await insertTestTracking(db, account.id, { blockchain: 'cand-chain' })
+  const done = await insertTestTracking(db, account.id, { blockchain: 'cand-chain', sender, nonce: 4n, transaction: null })
+  await completeTracking(db, done.id, { status: 'failed', failedReason: 'TRACKING_TIMED_OUT' }, new Date())
+  const elsewhere = await insertTestTracking(db, account.id, { blockchain: 'other-chain', sender, nonce: 3n, transaction: null })
+
+  const paying = { sender: sender.toUpperCase().replace('0X', '0x'), nonce: 3n, hash: randomHash() }
+  const found = await findBlockCandidates(db, 'cand-chain', [
+    paying,
+    { sender: randomAddress(), nonce: 9n, hash: byHash.transaction!.toUpperCase().replace('0X', '0x') },
+    { sender, nonce: 4n, hash: randomHash() },
+    paying,
+  ])
+  assert.deepEqual(found.candidates.map((t) => t.id).sort(), [byNonce.id, byHash.id].sort(), 'pending ones of this chain, once each')
+  assert.equal(found.candidates.find((t) => t.id === byNonce.id)?.nonce, 3n, 'read as a tracking')
+  assert.ok(!found.candidates.some((t) => t.id === elsewhere.id || t.id === done.id))
+  assert.deepEqual(found.pending, { any: true, traces: false, nativeTraces: false })
+})
+
+test('the pending kinds are answered with or without candidates, and without transactions', async () => {
+  const db = database.db
+  const empty = await findBlockCandidates(db, 'kinds-chain', [])
+  assert.deepEqual(empty, { candidates: [], pending: { any: false, traces: false, nativeTraces: false } })
+
+  const account = await createAccount(db, 'kinds')
+  const trace = { blockchain: 'kinds-chain', nonceless: true, transaction: null, nonce: null }
+  await insertTestTracking(db, account.id, { ...trace, token: randomAddress() })
+  const tokenTrace = await findBlockCandidates(db, 'kinds-chain', [{ sender: randomAddress(), nonce: 1n, hash: randomHash() }])
+  assert.deepEqual(tokenTrace, { candidates: [], pending: { any: true, traces: true, nativeTraces: false } })
+
+  await insertTestTracking(db, account.id, { ...trace, token: NATIVE })
+  const nativeTrace = await findBlockCandidates(db, 'kinds-chain', [])
+  assert.deepEqual(nativeTrace.pending, { any: true, traces: true, nativeTraces: true }, 'whatever the case of its token')
+})
