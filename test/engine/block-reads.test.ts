@@ -1,7 +1,8 @@
-// The reads of a block that do not need its transactions (block-reads.ts): started when the next
+// The reads of a block (block-reads.ts): those that do not need its transactions started when the next
 // block's header is known, used by that block alone, and the block's receipts read ahead only while the
 // chain has pending trackings (from its logs; whole while native nonce-less traces are pending, or traces
-// where the RPC gives no logs by block hash); the follow-up's reads (matched, watched) on their own.
+// where the RPC gives no logs by block hash), as its candidates' statement last told; the follow-up's reads
+// (matched, watched) on their own.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import pino from 'pino'
