@@ -2,6 +2,7 @@
 // trackings its (sender, nonce) pairs or hashes name, each once, and the kinds also for a block without any.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { findBlockCandidates } from '../../src/store/block-candidates.ts'
@@ -13,8 +14,6 @@ before(async () => {
   database = await createTestDatabase()
 })
 after(async () => database?.close())
-
-const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 
 test('the candidates are the pending trackings a block names by sender and nonce or by hash, each once', async () => {
   const db = database.db
@@ -50,7 +49,7 @@ test('the pending kinds are answered with or without candidates, and without tra
   const tokenTrace = await findBlockCandidates(db, 'kinds-chain', [{ sender: randomAddress(), nonce: 1n, hash: randomHash() }])
   assert.deepEqual(tokenTrace, { candidates: [], pending: { any: true, traces: true, nativeTraces: false } })
 
-  await insertTestTracking(db, account.id, { ...trace, token: NATIVE })
+  await insertTestTracking(db, account.id, { ...trace, token: NATIVE_TOKEN.toUpperCase().replace('0X', '0x') })
   const nativeTrace = await findBlockCandidates(db, 'kinds-chain', [])
   assert.deepEqual(nativeTrace.pending, { any: true, traces: true, nativeTraces: true }, 'whatever the case of its token')
 })
