@@ -194,14 +194,13 @@ test("a final verdict's callback is on its way before the verdict's completed ev
   const order: string[] = []
   const handoff: DeliveryHandoff = {
     lease: (now) => ({ claim: 'verdict-writes', until: new Date(now.getTime() + 60_000) }),
-    // As the worker's: resolves once the requests are handed to the sender, a turn of the event loop later.
+    // As the worker's, it resolves once the requests are handed to the sender, later than the call; here in a
+    // microtask, not a turn of the event loop: the writer waits for it at most 20 ms, which a loaded machine
+    // that deschedules the test for longer would let pass first.
     take: (deliveries) =>
-      new Promise((resolve) =>
-        setImmediate(() => {
-          order.push(...deliveries.map((d) => `on its way ${d.trackingId}`))
-          resolve()
-        }),
-      ),
+      Promise.resolve().then(() => {
+        order.push(...deliveries.map((d) => `on its way ${d.trackingId}`))
+      }),
   }
   const onCompleted = (tracking: { id: string }) => order.push(`completed ${tracking.id}`)
   events.on('completed', onCompleted)
