@@ -90,6 +90,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     matches,
     chain: chain.name,
     db,
+    reader,
     evidence,
     receipts,
     verdicts,
@@ -154,7 +155,12 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
           throw error
         }),
       catchUp: (tracking, upTo, head, finalized) =>
-        catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, upTo, head, finalized),
+        catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, {
+          from: tracking.afterBlock + 1n,
+          upTo,
+          head,
+          finalized,
+        }),
     },
   }
 }

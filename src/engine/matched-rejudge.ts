@@ -8,6 +8,7 @@ import type { WriteFence } from '../store/chain-leases.ts'
 import type { MatchStore, TrackingMatch } from '../store/tracking-matches.ts'
 import type { WindowView } from './block-follower.ts'
 import { expectationOf, paysNative } from './expectation.ts'
+import type { CatchUpRange } from './trace-catch-up.ts'
 import type { Verdicts } from './verdicts.ts'
 
 type Matched = Awaited<ReturnType<MatchStore['matched']>>
@@ -43,10 +44,34 @@ export function createMatchedRejudge(deps: {
   evidence: EvidenceReader
   verdicts: Verdicts
   log: Logger
+  /** Matches a trace by receiver in the blocks from `range.from` (trace-catch-up.ts); without it, a dropped trace waits for the blocks to come. */
+  catchUp?: (tracking: Tracking, range: CatchUpRange) => Promise<boolean>
 }): MatchedRejudge {
   const { log } = deps
   let judgedFinalized = -1n
   let awaitsFinality = false
+
+  /**
+   * The match goes and the tracking is searched for again. A trace is matched by receiver only while it
+   * has no match (docs/architecture.md, "Matching by receiver"), so the blocks the follower passed while it
+   * had one, from the match's own up to `head`, are matched for it now, in this block's turn: a payment
+   * made while a fabricated one was held is found. When that fails, the match is put back, and the next
+   * block drops it and searches again.
+   */
+  const searchAgain = async (tracking: Tracking, match: TrackingMatch, head: bigint, finalized: bigint, fence: WriteFence | undefined) => {
+    await deps.matches.drop([tracking.id], fence)
+    deps.verdicts.searchingAgain(tracking.id)
+    if (!deps.catchUp || !isTrace(expectationOf(tracking))) return
+    try {
+      await deps.catchUp(tracking, { from: match.blockNumber, upTo: head, head, finalized, fence })
+    } catch (error) {
+      log.warn(
+        { ...failureFields(error), tracking: tracking.id },
+        'searching the blocks passed while matched failed; retrying on the next block',
+      )
+      await deps.matches.save(match, fence)
+    }
+  }
 
   const run: MatchedRejudge['run'] = async (head, finalized, skip, fence, window, read) => {
     const matched = read ?? (await deps.matches.matched(deps.chain))
@@ -59,8 +84,7 @@ export function createMatchedRejudge(deps: {
         const canonical = window?.holds(match.blockNumber, match.blockHash)
         if (canonical === false) {
           // Found on a branch the window does not hold (a reorg, or a fast-path read from another fork).
-          await deps.matches.drop([tracking.id], fence)
-          deps.verdicts.searchingAgain(tracking.id)
+          await searchAgain(tracking, match, head, finalized, fence)
           log.info({ tracking: tracking.id, block: match.blockNumber }, 'matched block no longer canonical: searching again')
           return
         }
@@ -70,8 +94,7 @@ export function createMatchedRejudge(deps: {
           const read = await reread(tracking, match)
           if (read === 'unreadable') {
             // Retrying cannot help: the match goes, so that no later block reads it again.
-            await deps.matches.drop([tracking.id], fence)
-            deps.verdicts.searchingAgain(tracking.id)
+            await searchAgain(tracking, match, head, finalized, fence)
             return
           }
           if (!read) return
@@ -84,8 +107,7 @@ export function createMatchedRejudge(deps: {
         if (isTrace(expectation) && !evidence.pastDeadline && !decide(expectation, evidence)) {
           // A trace's found payment that the providers' agreed evidence says does not pay (a quorum
           // corrected it): not its payment after all, so the trace searches again.
-          await deps.matches.drop([tracking.id], fence)
-          deps.verdicts.searchingAgain(tracking.id)
+          await searchAgain(tracking, match, head, finalized, fence)
           log.info({ tracking: tracking.id, transaction: match.transaction }, 'found payment does not pay after all: searching again')
           return
         }

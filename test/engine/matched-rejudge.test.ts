@@ -15,12 +15,13 @@ import { testTracking } from '../support/trackings.ts'
 /** Matches in memory, as the database keeps them for the engine. */
 function memoryMatches(entries: { tracking: Tracking; match: TrackingMatch }[]): MatchStore & { ids(): string[] } {
   const kept = new Map(entries.map((entry) => [entry.tracking.id, entry]))
+  const trackings = new Map(entries.map((entry) => [entry.tracking.id, entry.tracking]))
   return {
     ids: () => [...kept.keys()],
     matched: async () => [...kept.values()],
     save: async (match) => {
-      const entry = kept.get(match.trackingId)
-      if (entry) entry.match = match
+      const tracking = trackings.get(match.trackingId)
+      if (tracking) kept.set(tracking.id, { tracking, match })
     },
     drop: async (ids) => void ids.forEach((id) => kept.delete(id)),
     dropAbove: async (_chain, number) => {
@@ -103,4 +104,41 @@ test('matched trackings are judged again with each head, dropped when their bloc
   await rejudge.run(11n, 5n, new Set(), undefined, window)
   const second = applied.filter((a) => a.id === kept.tracking.id).at(-1)!
   assert.notEqual(second.judgement.status, 'pending', 'two confirmations: a final verdict')
+})
+
+test('a trace whose match is dropped is searched for in the blocks passed meanwhile; a failed search puts the match back', async () => {
+  const asTrace = (entry: { tracking: Tracking; match: TrackingMatch }) => {
+    Object.assign(entry.tracking, { sender: null, nonce: null, transaction: null, nonceless: true })
+    return entry
+  }
+  const found = asTrace(matchedAt(10n, '0xbb'))
+  const failing = asTrace(matchedAt(12n, '0xdd'))
+  const nonceTracking = matchedAt(10n, '0xbb')
+  const matches = memoryMatches([found, failing, nonceTracking])
+  const { verdicts, searched } = notingVerdicts()
+  const searches: [string, bigint, bigint, bigint][] = []
+  const rejudge = createMatchedRejudge({
+    chain: 'ethereum',
+    matches,
+    evidence: unreadable,
+    verdicts,
+    log: pino({ level: 'silent' }),
+    catchUp: async (tracking, range) => {
+      searches.push([tracking.id, range.from, range.upTo, range.finalized])
+      if (tracking.id === failing.tracking.id) throw new NonRetryableError('no provider answered')
+      return false
+    },
+  })
+  const window = { holds: () => false, blocks: () => [] }
+  await rejudge.run(14n, 5n, new Set(), undefined, window)
+  assert.deepEqual(searched.sort(), [found.tracking.id, failing.tracking.id, nonceTracking.tracking.id].sort())
+  assert.deepEqual(
+    searches.sort(),
+    [
+      [found.tracking.id, 10n, 14n, 5n],
+      [failing.tracking.id, 12n, 14n, 5n],
+    ].sort(),
+    "from the match's block up to the head; a nonce tracking is found by its nonce in the blocks to come",
+  )
+  assert.deepEqual(matches.ids(), [failing.tracking.id], 'the failed search leaves the match for the next block to drop again')
 })
