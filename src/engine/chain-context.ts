@@ -7,10 +7,11 @@ import { createEvidenceReader } from '../chain/payment-evidence.ts'
 import type { ChainHandle } from '../chain/registry.ts'
 import type { Clock } from '../common/clock.ts'
 import type { TrackingEvents } from '../common/tracking-events.ts'
+import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { createReceiptSource } from './block-evidence.ts'
 import { fillIdentity } from '../store/nonceless-trackings.ts'
-import { catchUpTrace } from './trace-catch-up.ts'
+import { catchUpTrace, type CatchUpRange } from './trace-catch-up.ts'
 import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -86,11 +87,14 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   const receipts = createReceiptSource(reader)
   // Read on demand: the fast path's checks, and a block whose own payments wait for finality.
   const finality = createFinality(chain, reader, logger)
+  // A trace matched by receiver in blocks passed without it: a new one (the fast path) or one whose match was dropped.
+  const catchUp = (tracking: Tracking, range: CatchUpRange) =>
+    catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, range)
   const processor = createChainProcessor({
     matches,
     chain: chain.name,
     db,
-    reader,
+    catchUpTrace: catchUp,
     evidence,
     receipts,
     verdicts,
@@ -154,13 +158,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
           if (error?.code === '23505') return undefined
           throw error
         }),
-      catchUp: (tracking, upTo, head, finalized) =>
-        catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, {
-          from: tracking.afterBlock + 1n,
-          upTo,
-          head,
-          finalized,
-        }),
+      catchUp: (tracking, upTo, head, finalized) => catchUp(tracking, { from: tracking.afterBlock + 1n, upTo, head, finalized }),
     },
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { FollowerEvent, WindowView } from './block-follower.ts'
-import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
+import type { FullBlock } from '../chain/chain-reader.ts'
 import type { Finality } from '../chain/finality.ts'
 import type { BlockHeader } from '../domain/block-window.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
@@ -19,13 +19,13 @@ import { expectationOf } from './expectation.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 import type { Verdicts } from './verdicts.ts'
 import { createMatchedRejudge, settleAll, unreadableForGood } from './matched-rejudge.ts'
-import { catchUpTrace } from './trace-catch-up.ts'
+import type { CatchUpRange } from './trace-catch-up.ts'
 
 export interface ChainProcessorDeps {
   chain: string
   db: Db
-  /** Reads the blocks a trace whose match was dropped is searched in again (without it, only the blocks to come). */
-  reader?: ChainReader
+  /** Searches the blocks passed while a trace's dropped match was held (trace-catch-up.ts); without it, only the blocks to come. */
+  catchUpTrace?: (tracking: Tracking, range: CatchUpRange) => Promise<boolean>
   evidence: EvidenceReader
   receipts: ReceiptSource
   /** The matches it re-judges and writes (default: the database's, `createMatchStore`). */
@@ -81,14 +81,13 @@ export interface ChainProcessor {
 export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   const log = deps.logger.child({ chain: deps.chain })
   const matches = deps.matches ?? createMatchStore(deps.db, deps.clock)
-  const { reader } = deps
   const rejudge = createMatchedRejudge({
     chain: deps.chain,
     matches,
     evidence: deps.evidence,
     verdicts: deps.verdicts,
     log,
-    catchUp: reader && ((tracking, range) => catchUpTrace({ ...deps, reader }, tracking, range)),
+    catchUp: deps.catchUpTrace,
   })
   const judgeCandidates = async (
     block: FullBlock,
