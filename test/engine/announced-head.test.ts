@@ -10,18 +10,16 @@ import { createHeadSignal } from '../../src/engine/head-signal.ts'
 import { createChainReader, type ChainReader } from '../../src/chain/chain-reader.ts'
 import { builtInChains } from '../../src/config/chains.ts'
 import type { BlockHeader } from '../../src/domain/block-window.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { mine, startAnvil, type Anvil } from '../support/index.ts'
 
 let anvil: Anvil
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 
 before(async () => {
   anvil = await startAnvil()
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await anvil?.stop()
 })
 

@@ -4,7 +4,7 @@
 // where the RPC gives no logs by block hash), as its candidates' statement last told; the follow-up's reads
 // (matched, watched) on their own.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import pino from 'pino'
 import type { TransactionReceipt } from 'viem'
 import type { FullBlock } from '../../src/chain/chain-reader.ts'
@@ -16,15 +16,11 @@ import { createSuccessWatcher } from '../../src/engine/success-watch.ts'
 import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { createMatchStore } from '../../src/store/tracking-matches.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomAddress, randomHash } from '../support/trackings.ts'
 import { NATIVE } from './support.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 /**
  * A receipt source that notes which blocks' receipts were read ahead, and how (`whole` or `logged`);

@@ -13,19 +13,17 @@ import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { findMatchedTrackings } from '../../src/store/tracking-matches.ts'
 import { followAnvil } from './follower-fixture.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 
 let anvil: Anvil
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 
 before(async () => {
   anvil = await startAnvil()
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await anvil?.stop()
 })
 

@@ -8,19 +8,17 @@ import { createChainReader } from '../../src/chain/chain-reader.ts'
 import { RetryableChainError } from '../../src/chain/errors.ts'
 import { checkNewTracking, type FastPathDeps } from '../../src/engine/fast-path.ts'
 import { createAccount } from '../../src/store/accounts.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
 import { insertTestTracking } from '../support/trackings.ts'
 
 let anvil: Anvil
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 
 before(async () => {
   anvil = await startAnvil()
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await anvil?.stop()
 })
 

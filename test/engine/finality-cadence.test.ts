@@ -9,21 +9,19 @@ import { createBlockFollower, type FollowerEvent } from '../../src/engine/block-
 import { FINALITY_READ_EVERY } from '../../src/engine/finality-cadence.ts'
 import { createChainReader } from '../../src/chain/chain-reader.ts'
 import { builtInChains } from '../../src/config/chains.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { mine, startAnvil, type Anvil } from '../support/index.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 
 let anvil: Anvil
 let proxy: RpcProxy
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 
 before(async () => {
   anvil = await startAnvil({ slotsInAnEpoch: 1 })
   proxy = await startRpcProxy(anvil.rpcUrl)
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await proxy?.close()
   await anvil?.stop()
 })

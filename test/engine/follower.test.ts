@@ -9,18 +9,16 @@ import { BlockWindow } from '../../src/domain/block-window.ts'
 import { createChainReader } from '../../src/chain/chain-reader.ts'
 import { builtInChains } from '../../src/config/chains.ts'
 import { loadChainWindow } from '../../src/store/chain-blocks.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { mine, startAnvil, type Anvil } from '../support/index.ts'
 
 let anvil: Anvil
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 
 before(async () => {
   anvil = await startAnvil({ slotsInAnEpoch: 1 })
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await anvil?.stop()
 })
 

@@ -12,7 +12,7 @@ import { deleteChainBlocksAbove, loadChainWindow, saveChainBlock } from '../../s
 import { openDatabase, openDedicatedConnection, type Db } from '../../src/store/infrastructure/database.ts'
 import { migrate } from '../../src/store/infrastructure/migrate.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
-import { createFreshDatabaseUrl, createTestDatabase, dropDatabase, onPostgres } from '../support/database.ts'
+import { createFreshDatabaseUrl, dropDatabase, onPostgres, useTestDatabase } from '../support/database.ts'
 import type { TestService } from '../support/service.ts'
 import { createPayment, freshAddress, startEngineService, waitFor, waitForFinal } from './support.ts'
 
@@ -25,14 +25,9 @@ const block = (number: bigint) =>
   }) as Parameters<typeof saveChainBlock>[2]
 
 describe('chain lease', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>
   let db: Db
-  before(async () => {
-    database = await createTestDatabase()
-    db = database.db
-  })
-  after(async () => {
-    await database?.close()
+  useTestDatabase(async (opened) => {
+    db = opened
   })
 
   test("a lapsed lease is taken over; the old holder's writes are refused and it learns it lost the lead", async () => {

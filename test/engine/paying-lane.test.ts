@@ -9,18 +9,16 @@ import { createTrackingEvents } from '../../src/common/tracking-events.ts'
 import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { followAnvil } from './follower-fixture.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { insertTestTracking, randomAddress } from '../support/trackings.ts'
 
 let anvil: Anvil
-let database: Awaited<ReturnType<typeof createTestDatabase>>
+const database = useTestDatabase()
 before(async () => {
   anvil = await startAnvil()
-  database = await createTestDatabase()
 })
 after(async () => {
-  await database?.close()
   await anvil?.stop()
 })
 

@@ -3,7 +3,7 @@
 // another block replaced (seen on a new block, without a reorg event: e.g. a success the fast path
 // found on a fork the follower never held) is announced once and its watch ends.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import pino from 'pino'
 import { createMetrics } from '../../src/common/metrics.ts'
 import { NATIVE_TOKEN, type Judgement, type MinedTransaction } from '../../src/domain/judge.ts'
@@ -16,23 +16,17 @@ import { createTrackingEvents, type RevertedSuccess } from '../../src/common/tra
 import { createAccount } from '../../src/store/accounts.ts'
 import { findSuccessWatches } from '../../src/store/success-watches.ts'
 import type { TrackingMatch } from '../../src/store/tracking-matches.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomHash } from '../support/trackings.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
 let accountId: string
+const database = useTestDatabase(async (db) => {
+  accountId = (await createAccount(db, 'verdict writes')).id
+})
 const events = createTrackingEvents()
 const logger = pino({ level: 'silent' })
 const registry = createMetrics().registry
 const metrics = createEngineMetrics(registry, { now: () => new Date(), chains: ['ethereum'], countPending: async () => new Map() })
-
-before(async () => {
-  database = await createTestDatabase()
-  accountId = (await createAccount(database.db, 'verdict writes')).id
-})
-after(async () => {
-  await database?.close()
-})
 
 const completed: string[] = []
 events.on('completed', (tracking) => completed.push(tracking.id))

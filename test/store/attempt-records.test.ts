@@ -1,20 +1,16 @@
 // A batch of answered attempts (recordAttempts): without a forward_to in its answers it is one statement, with
 // the endpoints' health beside it; only deliveries this worker still holds change, and only their users are released.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { KyselyPlugin } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
 import { recordAttempts } from '../../src/store/attempt-records.ts'
 import { claimDueDeliveries } from '../../src/store/deliveries.ts'
 import { successfulEndpointsUpsert } from '../../src/store/endpoint-health.ts'
 import { deliveredOutcome, insertCompleted } from '../callbacks/support.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 test('a batch without forward_to is one statement: the deliveries this worker holds are delivered and their users released, with the endpoint health; a delivery taken over is only logged', async () => {
   const db = database.db

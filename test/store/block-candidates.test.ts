@@ -1,19 +1,15 @@
 // A block's candidates and what its chain has pending, in one statement (block-candidates.ts): the pending
 // trackings its (sender, nonce) pairs or hashes name, each once, and the kinds also for a block without any.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { NATIVE_TOKEN } from '../../src/domain/judge.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { findBlockCandidates } from '../../src/store/block-candidates.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomAddress, randomHash } from '../support/trackings.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 test('the candidates are the pending trackings a block names by sender and nonce or by hash, each once', async () => {
   const db = database.db

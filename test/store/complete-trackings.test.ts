@@ -2,7 +2,7 @@
 // alone — final states stay final, links keep distinct confirmation times, callbacks get one
 // delivery row each, stored matches go — and one failure writes none of them.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { sql, type KyselyPlugin } from 'kysely'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import { createAccount } from '../../src/store/accounts.ts'
@@ -11,14 +11,10 @@ import { acquireLease, LeadershipLostError } from '../../src/store/chain-leases.
 import { completeTrackings } from '../../src/store/complete-tracking.ts'
 import { createLink } from '../../src/store/links.ts'
 import { saveMatch } from '../../src/store/tracking-matches.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomHash } from '../support/trackings.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 const success = () => ({ status: 'success' as const, transaction: randomHash() })
 

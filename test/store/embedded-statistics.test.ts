@@ -2,22 +2,18 @@
 // autovacuum, so the service analyzes a table once enough of it changed, as autovacuum would. Without that, a
 // block's verdicts (ten rows by primary key) were planned as a scan of every pending tracking.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import pino from 'pino'
 import { sql } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
 import { createEmbeddedStatistics } from '../../src/store/infrastructure/embedded-statistics.ts'
 import { insertTrackings } from '../../src/store/trackings.ts'
-import { createTestDatabase, testDatabaseUrl } from '../support/database.ts'
+import { testDatabaseUrl, useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, testTracking } from '../support/trackings.ts'
 
 const embeddedOnly = { skip: testDatabaseUrl ? 'the embedded database only (PostgreSQL has autovacuum)' : false }
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 /** The plan of ten pending trackings' status change by id, as the verdicts' write makes it. */
 async function planOfVerdictWrite(ids: string[]): Promise<string> {

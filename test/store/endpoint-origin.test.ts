@@ -1,19 +1,15 @@
 // The store's paywatch_origin() (the index of an account's endpoints) and the service's endpointUrlOf() say
 // the same endpoint for every http(s) callback URL, and an index lookup by it finds the tracking.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { sql } from 'kysely'
 import { endpointUrlOf } from '../../src/domain/endpoint-url.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { isAccountEndpoint } from '../../src/store/webhook-endpoints.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking } from '../support/trackings.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 const urls = [
   'https://Shop.Example:443/cb',

@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import { listMigrations, migrate } from '../../src/store/infrastructure/migrate.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { authenticateApiKey, createApiKey, revokeApiKey } from '../../src/store/api-keys.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { startAnvil, type Anvil } from '../support/index.ts'
 import { startTestService, type TestService } from '../support/service.ts'
 import { createBody } from '../http/payments-fixtures.ts'
@@ -17,13 +17,7 @@ import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { fullRecord } from '../../src/domain/records.ts'
 
 describe('database', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>
-  before(async () => {
-    database = await createTestDatabase()
-  })
-  after(async () => {
-    await database?.close()
-  })
+  const database = useTestDatabase()
 
   test('migrations are recorded once and a second run applies nothing', async () => {
     const files = listMigrations()

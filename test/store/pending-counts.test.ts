@@ -1,20 +1,15 @@
 // Pending trackings per chain (the dashboard's overview and the metrics gauge) at any table size:
 // exact while few, the planner's estimate past EXACT_PENDING_LIMIT, on PGlite and PostgreSQL alike.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { sql } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
 import { countPendingTrackings, EXACT_PENDING_LIMIT } from '../../src/store/pending-counts.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { createTestDatabase, useTestDatabase } from '../support/database.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
 let accountId: string
-before(async () => {
-  database = await createTestDatabase()
-  accountId = (await createAccount(database.db, 'counts')).id
-})
-after(async () => {
-  await database?.close()
+const database = useTestDatabase(async (db) => {
+  accountId = (await createAccount(db, 'counts')).id
 })
 
 /** `n` trackings of `chain` in `status`, in one statement. */

@@ -3,23 +3,18 @@
 // the same trackings and leave the same rows behind.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { Tracking } from '../../src/domain/tracking.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { releaseTracking, type ReleaseItem } from '../../src/store/release-tracking.ts'
 import { releaseTrackings } from '../../src/store/release-trackings.ts'
 import { findTrackingBySecret, insertTracking } from '../../src/store/trackings.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { testTracking } from '../support/trackings.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
 let accountId: string
-before(async () => {
-  database = await createTestDatabase()
-  accountId = (await createAccount(database.db, 'release forms')).id
-})
-after(async () => {
-  await database?.close()
+const database = useTestDatabase(async (db) => {
+  accountId = (await createAccount(db, 'release forms')).id
 })
 
 /** Every case row's creation time: a row a release leaves alone keeps it in both copies. */

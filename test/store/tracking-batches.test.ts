@@ -1,13 +1,13 @@
 // The payments API's batched statements, on whichever store the suite runs against (PGlite by default,
 // PostgreSQL with DATABASE_URL): concurrent creates and reads share statements, each still gets its own outcome.
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
 import { createAccount } from '../../src/store/accounts.ts'
 import type { Db } from '../../src/store/infrastructure/database.ts'
 import { createTrackingBatches } from '../../src/store/tracking-batches.ts'
 import { findTrackingBySecret } from '../../src/store/trackings.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 import { randomAddress, testTracking } from '../support/trackings.ts'
 
 /** Counts the statements that succeeded through a Kysely instance (a failed one has no result). */
@@ -23,14 +23,9 @@ class StatementCounter implements KyselyPlugin {
 }
 
 describe('batched tracking statements', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>
   let accountId: string
-  before(async () => {
-    database = await createTestDatabase()
-    accountId = (await createAccount(database.db, 'batches')).id
-  })
-  after(async () => {
-    await database?.close()
+  const database = useTestDatabase(async (db) => {
+    accountId = (await createAccount(db, 'batches')).id
   })
 
   const counted = (): { db: Db; counter: StatementCounter } => {

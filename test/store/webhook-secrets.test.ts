@@ -2,19 +2,15 @@
 // owner has one, made once for an owner without one, the same secret on every later read; the worker's
 // source of them keeps what it read as long as its freshness says.
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { KyselyPlugin } from 'kysely'
 import { freshMsFor } from '../../src/callbacks/cache-freshness.ts'
 import { createWebhookSecretSource } from '../../src/callbacks/webhook-secret-source.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import { accountOwner, webhookSecretsOf } from '../../src/store/webhook-secrets.ts'
-import { createTestDatabase } from '../support/database.ts'
+import { useTestDatabase } from '../support/database.ts'
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>
-before(async () => {
-  database = await createTestDatabase()
-})
-after(async () => database?.close())
+const database = useTestDatabase()
 
 /** The kinds of statement `db` runs while the returned db is used. */
 const counted = (statements: string[]): KyselyPlugin => ({

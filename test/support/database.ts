@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before } from 'node:test'
 import pg from 'pg'
 import { loadConfig, type Config } from '../../src/config/config.ts'
-import { openDatabase, type DatabaseHandle } from '../../src/store/infrastructure/database.ts'
+import { openDatabase, type DatabaseHandle, type Db } from '../../src/store/infrastructure/database.ts'
 import { migrate } from '../../src/store/infrastructure/migrate.ts'
 import { seedEmbeddedDataDir } from './pglite-template.ts'
 
@@ -36,6 +36,34 @@ export async function createTestDatabase(
       await handle.close()
       if (url) await dropDatabase(url)
       else rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export type TestDatabase = Awaited<ReturnType<typeof createTestDatabase>>
+
+/**
+ * The test file's database (`createTestDatabase`): opened before the file's tests, closed after them.
+ * `setUp` runs once it is open (rows the file's tests share): a file's top-level `before` hooks start
+ * together, so another hook cannot count on the database being open yet.
+ */
+export function useTestDatabase(setUp?: (db: Db) => Promise<void>): { readonly db: Db; readonly handle: TestDatabase } {
+  let handle: TestDatabase | undefined
+  before(async () => {
+    handle = await createTestDatabase()
+    await setUp?.(handle.db)
+  })
+  after(async () => handle?.close())
+  const opened = (): TestDatabase => {
+    if (!handle) throw new Error('useTestDatabase: use the database inside a hook or a test')
+    return handle
+  }
+  return {
+    get db() {
+      return opened().db
+    },
+    get handle() {
+      return opened()
     },
   }
 }
