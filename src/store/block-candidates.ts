@@ -27,7 +27,7 @@ export interface BlockCandidates {
  * statement is a turn of the service's main thread, and the pending kinds, read apart, took one while the
  * block's answer was on its way (docs/performance.md, "Fifteenth pass").
  *
- * The candidates: two index probes per transaction (trackings_payment, trackings_pending_transaction), so
+ * The candidates: two index probes per transaction (trackings_identity_key, trackings_pending_transaction), so
  * their cost follows the block's size, not the number of pending trackings; written as a LATERAL join (a
  * UNION of the two sides gets a parallel plan whose worker start-up costs more than the lookups). The
  * kinds: three index probes, the native currency a literal, so that the partial index of migration 0036

@@ -34,7 +34,7 @@ export interface PaymentPage {
  * Trackings for the operator's list and search, across accounts, newest first, in bounded work at any
  * table size. One filter leads and is walked in (created_at, id) order from its index: a search (a
  * sender by `trackings_sender`, a transaction by `trackings_transaction`, a secret_id by
- * `trackings_secret`), else a status (`trackings_pending_created_id`, `trackings_completed_created`,
+ * `trackings_secret_key`), else a status (`trackings_pending_created_id`, `trackings_completed_created`,
  * migration 0029), else an account (`trackings_account_created`), else none (`trackings_created`).
  * The cursor is a row comparison, an index condition, so a deep page costs what the first does.
  * The other filters are applied to at most SEARCH_WINDOW walked rows (see there).

@@ -59,7 +59,7 @@ export async function recordEndpointHealth(
         UPDATE deliveries AS d SET paused_at = ${now}, updated_at = ${now}
         FROM trackings t
         WHERE t.id = d.tracking_id AND d.state = 'due' AND d.paused_at IS NULL AND d.claimed_by IS NULL
-          AND t.account_id = ${row.account_id} AND t.callback IS NOT NULL AND paywatch_origin(t.callback) = ${row.url}`.execute(trx)
+          AND t.account_id = ${row.account_id} AND t.callback_origin = ${row.url}`.execute(trx)
     }
     return disabled.rows.map((row) => ({ accountId: row.account_id, url: row.url, reason: row.disabled_reason, gone: row.gone }))
   })

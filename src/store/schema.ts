@@ -87,6 +87,8 @@ export interface TrackingsTable {
   transaction: string | null
   payload: Json
   callback: string | null
+  /** Migration 0038: the callback's origin (`src/domain/endpoint-url.ts`), written with the tracking. */
+  callback_origin: string | null
   forward_to: string | null
   forward_on_failure: boolean
   integration_id: string | null

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Selectable } from 'kysely'
+import { endpointUrlOf } from '../domain/endpoint-url.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from './infrastructure/database.ts'
 import type { TrackingsTable } from './schema.ts'
@@ -66,6 +67,7 @@ const insertColumns = [
   'transaction',
   'payload',
   'callback',
+  'callback_origin',
   'forward_to',
   'forward_on_failure',
   'integration_id',
@@ -103,6 +105,7 @@ function columnValues(t: Tracking): unknown[] {
     t.transaction,
     t.payload === null ? null : JSON.stringify(t.payload),
     t.callback,
+    endpointUrlOf(t.callback),
     t.forwardTo,
     t.forwardOnFailure,
     t.integrationId,
@@ -118,6 +121,9 @@ function columnValues(t: Tracking): unknown[] {
     t.nonceless,
   ]
 }
+
+/** A statement's parameters are counted in 16 bits by the wire protocol: larger batches take several statements. */
+const MAX_ROWS_PER_INSERT = Math.floor(65_535 / insertColumns.length)
 
 // The hottest statement of the API, its text built once per row count: building it with the query
 // builder on every create cost more CPU than the rest of the request's own code.
@@ -143,10 +149,14 @@ export async function insertTrackings(db: Db, ts: Tracking[]): Promise<(Tracking
   // Rows in identity order: two nodes' statements holding the same payments then take their keys in the
   // same order, so one waits for the other instead of both deadlocking.
   const rows = ts.length > 1 ? [...ts].sort(byIdentity) : ts
-  const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(
-    CompiledQuery.raw(insertSqlFor(rows.length), rows.flatMap(columnValues)),
-  )
-  const payloads = new Map(result.rows.map((row) => [row.id, (row.payload as Record<string, unknown> | null) ?? null]))
+  const payloads = new Map<string, Record<string, unknown> | null>()
+  for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
+    const part = rows.slice(start, start + MAX_ROWS_PER_INSERT)
+    const result = await db.executeQuery<Pick<TrackingRow, 'id' | 'payload'>>(
+      CompiledQuery.raw(insertSqlFor(part.length), part.flatMap(columnValues)),
+    )
+    for (const row of result.rows) payloads.set(row.id, (row.payload as Record<string, unknown> | null) ?? null)
+  }
   return ts.map((t) => (payloads.has(t.id) ? { ...t, payload: payloads.get(t.id)! } : undefined))
 }
 

@@ -30,8 +30,7 @@ export async function listEndpoints(db: Db, accountId: string | null): Promise<E
   }>`
     SELECT e.account_id, e.url, e.state, e.disabled_reason, e.failing_since, e.last_success_at,
       (SELECT count(*) FROM deliveries d JOIN trackings t ON t.id = d.tracking_id
-        WHERE d.state = 'due' AND t.account_id = e.account_id AND t.callback IS NOT NULL
-          AND paywatch_origin(t.callback) = e.url) AS pending
+        WHERE d.state = 'due' AND t.account_id = e.account_id AND t.callback_origin = e.url) AS pending
     FROM webhook_endpoints e
     WHERE ${accountId === null ? sql`TRUE` : sql`e.account_id = ${accountId}`}
     ORDER BY e.account_id, e.url`.execute(db)
@@ -51,7 +50,7 @@ export async function isAccountEndpoint(db: Db, accountId: string, url: string):
   const row = await sql<{ one: number }>`
     SELECT 1 AS one FROM webhook_endpoints WHERE account_id = ${accountId} AND url = ${url}
     UNION ALL
-    (SELECT 1 FROM trackings WHERE account_id = ${accountId} AND callback IS NOT NULL AND paywatch_origin(callback) = ${url} LIMIT 1)
+    (SELECT 1 FROM trackings WHERE account_id = ${accountId} AND callback_origin = ${url} LIMIT 1)
     LIMIT 1`.execute(db)
   return row.rows.length > 0
 }
@@ -87,7 +86,7 @@ export async function enableEndpoint(db: Db, accountId: string, url: string, now
       UPDATE deliveries AS d SET paused_at = NULL, next_attempt_at = ${now}, due_at = ${now}, updated_at = ${now}
       FROM trackings t
       WHERE t.id = d.tracking_id AND d.paused_at IS NOT NULL AND d.state = 'due'
-        AND t.account_id = ${accountId} AND t.callback IS NOT NULL AND paywatch_origin(t.callback) = ${url}`.execute(trx)
+        AND t.account_id = ${accountId} AND t.callback_origin = ${url}`.execute(trx)
     return Number(resumed.numAffectedRows ?? 0n)
   })
 }

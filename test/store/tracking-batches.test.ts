@@ -3,10 +3,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely'
+import type { Tracking } from '../../src/domain/tracking.ts'
 import { createAccount } from '../../src/store/accounts.ts'
 import type { Db } from '../../src/store/infrastructure/database.ts'
 import { createTrackingBatches } from '../../src/store/tracking-batches.ts'
-import { findTrackingBySecret } from '../../src/store/trackings.ts'
+import { findTrackingBySecret, insertTrackings } from '../../src/store/trackings.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { randomAddress, testTracking } from '../support/trackings.ts'
 
@@ -89,6 +90,21 @@ describe('batched tracking statements', () => {
     // Statements that failed (the batch, the refused row) give no result to count: the four others were
     // stored one statement each, after the batch failed.
     assert.equal(counter.count, 4)
+  })
+
+  test('more rows than one statement can carry parameters for (65,535) are stored by several, each answered', async () => {
+    const { db, counter } = counted()
+    const trackings = Array.from({ length: 2_100 }, (_, i) => testTracking(accountId, { payload: { order: i } }))
+    const [first] = trackings as [Tracking]
+    const repeat = testTracking(accountId, { secretId: first.secretId, sender: first.sender, nonce: first.nonce })
+    const stored = await insertTrackings(db, [...trackings, repeat])
+    assert.equal(counter.count, 2, 'two statements')
+    assert.deepEqual(
+      stored.map((t) => t?.id),
+      [...trackings.map((t) => t.id), undefined],
+      'each in its place; a repeat of the first is refused',
+    )
+    assert.deepEqual(stored[2_099]?.payload, { order: 2_099 })
   })
 
   test('reads arriving together are one statement, each answered with its own tracking or undefined', async () => {

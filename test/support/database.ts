@@ -18,17 +18,18 @@ export const onPostgres = { skip: testDatabaseUrl ? false : 'needs DATABASE_URL 
 /**
  * A fresh, migrated database for one test file: a new database on the PostgreSQL server named by
  * DATABASE_URL (dropped again by `close`), else an embedded PGlite in a temporary folder. `onQuery` is told
- * every statement's text (what a test asserts was, or was not, run).
+ * every statement's text (what a test asserts was, or was not, run); `migrateThrough` stops the migrations
+ * after that version.
  */
 export async function createTestDatabase(
-  options: { onQuery?: (sql: string) => void } = {},
+  options: { onQuery?: (sql: string) => void; migrateThrough?: number } = {},
 ): Promise<DatabaseHandle & { url: string | null }> {
   const url = await createFreshDatabaseUrl()
   // Embedded: a temporary folder seeded with an initialised cluster (no initdb per test file).
   const dataDir = url ? 'memory://' : mkdtempSync(join(tmpdir(), 'paywatch-db-'))
   if (!url) await seedEmbeddedDataDir(dataDir)
   const handle = await openDatabase({ databaseUrl: url, dataDir, onQuery: options.onQuery })
-  await migrate(handle.db)
+  await migrate(handle.db, { through: options.migrateThrough })
   return {
     ...handle,
     url,

@@ -25,8 +25,11 @@ export function listMigrations(): Migration[] {
     }))
 }
 
-/** Applies the migrations not applied yet, each in its own transaction; returns their names. */
-export async function migrate(db: Db): Promise<string[]> {
+/**
+ * Applies the migrations not applied yet, each in its own transaction; returns their names. `through`: only
+ * those up to that version (a test of what a later migration does to rows stored before it).
+ */
+export async function migrate(db: Db, options: { through?: number } = {}): Promise<string[]> {
   return db.connection().execute(async (conn) => {
     await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn)
     try {
@@ -37,6 +40,7 @@ export async function migrate(db: Db): Promise<string[]> {
       const names: string[] = []
       for (const migration of listMigrations()) {
         if (applied.has(migration.version)) continue
+        if (options.through !== undefined && migration.version > options.through) break
         await conn.transaction().execute(async (trx) => {
           await sql.raw(migration.sql).execute(trx)
           await sql`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`.execute(trx)
