@@ -39,7 +39,7 @@ test("a tracking's callback is found among its account's endpoints by the origin
   assert.equal(await isAccountEndpoint(database.db, account.id, 'https://merchant.example:8443'), false)
 })
 
-test('a tracking stored before its origin was a column gets it from its callback, and its identity stays unique (migration 0038)', async () => {
+test('a tracking stored before its origin was a column, or by a node not upgraded yet, gets it from its callback; identities stay unique (migration 0038)', async () => {
   const before = await createTestDatabase({ migrateThrough: 37 })
   try {
     const account = await createAccount(before.db, 'origin backfill')
@@ -61,6 +61,11 @@ test('a tracking stored before its origin was a column gets it from its callback
       { id: 'without', callback_origin: null },
     ])
     assert.equal(await isAccountEndpoint(before.db, account.id, 'https://shop.example'), true)
+    // A node not upgraded yet writes no origin: it is filled in for its rows.
+    await insert('older-node', 'http://Other.Example:80/cb', 3)
+    const { rows: older } = await sql<{ callback_origin: string | null }>`
+      SELECT callback_origin FROM trackings WHERE id = 'older-node'`.execute(before.db)
+    assert.deepEqual(older, [{ callback_origin: 'http://other.example' }])
     await assert.rejects(insert('same-identity', null, 1), /trackings_identity_key/, 'one payment per account, chain, sender and nonce')
     await assert.rejects(
       sql`UPDATE trackings SET secret_id = 'secret-without' WHERE id = 'with-callback'`.execute(before.db),

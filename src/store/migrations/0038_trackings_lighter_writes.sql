@@ -10,6 +10,16 @@ ALTER TABLE trackings ADD COLUMN callback_origin text;
 UPDATE trackings SET callback_origin = paywatch_origin(callback) WHERE callback IS NOT NULL;
 DROP INDEX trackings_account_endpoint;
 CREATE INDEX trackings_account_endpoint ON trackings (account_id, callback_origin) WHERE callback_origin IS NOT NULL;
+-- A node not upgraded yet (several nodes upgrade one after another) stores trackings without the column: the
+-- trigger fills it for those rows. This version writes it, so the trigger's WHEN passes its rows by.
+CREATE FUNCTION paywatch_fill_callback_origin() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.callback_origin := paywatch_origin(NEW.callback);
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER trackings_fill_callback_origin BEFORE INSERT ON trackings FOR EACH ROW
+  WHEN (NEW.callback IS NOT NULL AND NEW.callback_origin IS NULL) EXECUTE FUNCTION paywatch_fill_callback_origin();
 
 -- Each unique constraint serves the lookups of the plain index beside it: the engine's by
 -- (blockchain, sender, nonce) across accounts, the operator's search by secret_id across accounts. A
@@ -22,3 +32,12 @@ ALTER TABLE trackings
   ADD CONSTRAINT trackings_secret_key UNIQUE (secret_id, account_id);
 DROP INDEX trackings_payment;
 DROP INDEX trackings_secret;
+
+-- The replaced-transaction trigger (migration 0004) fired on every update that sets `transaction`, as a
+-- verdict's does, and called its PL/pgSQL function for each row; it changes a row only when a hash it held
+-- is replaced, so that is now its condition.
+DROP TRIGGER trackings_keep_replaced_transaction ON trackings;
+CREATE TRIGGER trackings_keep_replaced_transaction
+  BEFORE UPDATE OF transaction ON trackings
+  FOR EACH ROW WHEN (OLD.transaction IS NOT NULL AND NEW.transaction IS DISTINCT FROM OLD.transaction)
+  EXECUTE FUNCTION trackings_keep_replaced_transaction();
