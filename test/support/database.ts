@@ -48,23 +48,17 @@ export type TestDatabase = Awaited<ReturnType<typeof createTestDatabase>>
  * `setUp` runs once it is open (rows the file's tests share): a file's top-level `before` hooks start
  * together, so another hook cannot count on the database being open yet.
  */
-export function useTestDatabase(setUp?: (db: Db) => Promise<void>): { readonly db: Db; readonly handle: TestDatabase } {
+export function useTestDatabase(setUp?: (db: Db) => Promise<void>): { readonly db: Db } {
   let handle: TestDatabase | undefined
   before(async () => {
     handle = await createTestDatabase()
     await setUp?.(handle.db)
   })
   after(async () => handle?.close())
-  const opened = (): TestDatabase => {
-    if (!handle) throw new Error('useTestDatabase: use the database inside a hook or a test')
-    return handle
-  }
   return {
     get db() {
-      return opened().db
-    },
-    get handle() {
-      return opened()
+      if (!handle) throw new Error('useTestDatabase: use the database inside a hook or a test')
+      return handle.db
     },
   }
 }
