@@ -4,7 +4,9 @@ import {
   formatTransaction,
   formatTransactionReceipt,
   numberToHex,
+  pad,
   type Address,
+  type Hex,
   type Hash,
   type Log,
   type PublicClient,
@@ -14,6 +16,7 @@ import {
 import type { BlockHeader } from '../domain/block-window.ts'
 import { carryAnswerSource } from './answer-source.ts'
 import { NonRetryableChainError } from './errors.ts'
+import { TRANSFER_TOPIC } from './transfers.ts'
 
 export interface FullBlock extends BlockHeader {
   transactions: Transaction[]
@@ -44,10 +47,18 @@ export interface ChainReader {
   blockReceipts(hash: Hash, only?: Set<string>): Promise<TransactionReceipt[] | null>
   /** Every log of a block, by the block's hash (one `eth_getLogs`). */
   blockLogs(hash: Hash): Promise<Log[]>
+  /**
+   * The numbers of the blocks from `from` to `to` holding a `Transfer` of `token` to `receiver`, oldest
+   * first: one `eth_getLogs` per `TRANSFER_RANGE_BLOCKS` (providers bound a request's range).
+   */
+  transferBlocks(token: Address, receiver: Address, from: bigint, to: bigint): Promise<bigint[]>
   receipt(hash: Hash): Promise<TransactionReceipt | null>
   transaction(hash: Hash): Promise<Transaction | null>
   transactionCount(address: Address, ref: BlockRef): Promise<bigint>
 }
+
+/** Blocks one `eth_getLogs` of `transferBlocks` spans: within what providers accept for a filtered range. */
+export const TRANSFER_RANGE_BLOCKS = 2_000n
 
 const tag = (ref: BlockRef): string => (typeof ref === 'bigint' ? numberToHex(ref) : ref)
 
@@ -113,6 +124,19 @@ export function createChainReader(client: PublicClient): ChainReader {
       if (!Array.isArray(raw)) throw new NonRetryableChainError('the RPC answered eth_getLogs with something else than a list')
       // Each log carries the provider that sent the block's logs (the quorum's vote is that answer).
       return raw.map((log) => carryAnswerSource(raw, formatLog(log)))
+    },
+    async transferBlocks(token, receiver, from, to) {
+      const numbers = new Set<bigint>()
+      const topics = [TRANSFER_TOPIC, null, pad(receiver.toLowerCase() as Hex)]
+      for (let low = from; low <= to; low += TRANSFER_RANGE_BLOCKS) {
+        const high = low + TRANSFER_RANGE_BLOCKS - 1n < to ? low + TRANSFER_RANGE_BLOCKS - 1n : to
+        const raw = await request<{ blockNumber?: unknown; removed?: unknown }[] | null>('eth_getLogs', [
+          { address: token, topics, fromBlock: numberToHex(low), toBlock: numberToHex(high) },
+        ])
+        if (!Array.isArray(raw)) throw new NonRetryableChainError('the RPC answered eth_getLogs with something else than a list')
+        for (const log of raw) if (typeof log.blockNumber === 'string' && log.removed !== true) numbers.add(BigInt(log.blockNumber))
+      }
+      return [...numbers].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])

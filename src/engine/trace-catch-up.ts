@@ -1,4 +1,5 @@
-import type { ChainReader } from '../chain/chain-reader.ts'
+import type { Address } from 'viem'
+import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge } from '../domain/judge.ts'
@@ -18,7 +19,7 @@ export interface TraceCatchUpDeps {
   evidence: EvidenceReader
   receipts: ReceiptSource
   verdicts: Verdicts
-  /** Most blocks read for one new trace (a block and its logs, or its receipts for a native trace, each). */
+  /** Most blocks read one by one for one trace (a block and its logs, or its receipts for a native trace, each). */
   maxBlocks?: number
 }
 
@@ -33,51 +34,108 @@ export interface CatchUpRange {
 }
 
 /**
+ * Most blocks a token trace's catch-up asks for its transfers (`transferBlocks`, 2,000 a request): 50
+ * requests in one block's turn at most.
+ */
+const MAX_TRANSFER_SEARCH_BLOCKS = 100_000n
+
+/**
  * A nonce-less trace matched by receiver in blocks the follower passed without it: those blocks are
- * matched for it now, oldest first, at most `maxBlocks` of them. That is a trace created after the
- * follower passed its `after_block` (the widget creates its tracking within a few blocks of paying), and
- * a trace whose found payment was dropped (the blocks passed while it was matched). Returns whether a
- * payment or the deadline was found (then judged); RPC failures throw, for the caller to try again.
+ * matched for it now, oldest first. That is a trace created after the follower passed its `after_block`
+ * (the widget creates its tracking within a few blocks of paying), and a trace whose found payment was
+ * dropped (the blocks passed while it was matched). Up to `maxBlocks` blocks are read one by one. A token
+ * trace's longer range is searched by its transfers instead: the blocks holding a `Transfer` of its token
+ * to its receiver (a token payment is such a log), and the first block past its deadline, are the only
+ * ones that can decide it. Returns whether a payment or the deadline was found (then judged); RPC failures
+ * throw, for the caller to try again.
  */
 export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
-  const { from, upTo, head, finalized, fence } = range
+  const { from, upTo } = range
   const last = from + BigInt(deps.maxBlocks ?? 64) - 1n
-  const position = { head, finalized, canonical: true }
-  const expectation = expectationOf(tracking)
+  if (upTo > last && !paysNative(tracking)) return searchTransfers(deps, tracking, range)
   for (let number = from; number <= upTo && number <= last; number++) {
-    const block = await deps.reader.block(number)
-    // The follower passed it, so the chain has it: a provider behind it, to be asked again later.
-    if (!block) throw new RetryableChainError(`the RPC does not have block ${number} yet`)
-    if (tracking.deadline !== null && block.timestamp > tracking.deadline) {
-      const pastDeadline = { blockNumber: block.number }
-      const judgement = judge(expectation, { given: null, consumer: null, pastDeadline, position })
-      const match = {
-        trackingId: tracking.id,
-        chain: deps.chain,
-        blockNumber: block.number,
-        blockHash: block.hash.toLowerCase(),
-        transaction: '',
-        evidence: { given: null, consumer: null, pastDeadline },
-        pendingHashes: null,
-      }
-      await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
-      return true
-    }
-    if (block.transactions.length === 0) continue
-    const receipts = await receiverReceipts(deps.receipts, block, { native: paysNative(tracking) })
-    const taken = await findClaimedTransactions(
-      deps.db,
-      tracking.accountId,
-      deps.chain,
-      block.transactions.map((tx) => tx.hash),
-    )
-    const claimed = new Set([...taken].map((hash) => `${tracking.accountId}\n${hash}`))
-    const findings = await matchReceivers(deps, block, receipts, claimed)
-    const mine = findings.find((f) => f.tracking.id === tracking.id)
-    if (!mine) continue
-    const judgement = judge(expectation, { given: null, consumer: mine.paying, position })
-    await deps.verdicts.apply(tracking, expectation, judgement, mine.match, false, fence)
-    return true
+    const block = await blockAt(deps.reader, number)
+    if (tracking.deadline !== null && block.timestamp > tracking.deadline) return timeOut(deps, tracking, block, range)
+    if (await paidIn(deps, tracking, block, range)) return true
   }
   return false
+}
+
+/** A token trace over a long range: its transfers' blocks, up to the first block past its deadline. */
+async function searchTransfers(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
+  const upTo = range.upTo - range.from >= MAX_TRANSFER_SEARCH_BLOCKS ? range.from + MAX_TRANSFER_SEARCH_BLOCKS - 1n : range.upTo
+  const pastDeadline = tracking.deadline === null ? undefined : await firstPast(deps.reader, range.from, upTo, tracking.deadline)
+  const last = pastDeadline === undefined ? upTo : pastDeadline.number - 1n
+  const candidates = await deps.reader.transferBlocks(tracking.token as Address, tracking.receiver as Address, range.from, last)
+  for (const number of candidates) if (await paidIn(deps, tracking, await blockAt(deps.reader, number), range)) return true
+  return pastDeadline ? timeOut(deps, tracking, pastDeadline, range) : false
+}
+
+/** The first block from `from` to `upTo` whose timestamp is past `deadline` (binary search on headers), if any. */
+async function firstPast(reader: ChainReader, from: bigint, upTo: bigint, deadline: bigint): Promise<FullBlock | undefined> {
+  if ((await headerAt(reader, upTo)).timestamp <= deadline) return undefined
+  let [low, high] = [from, upTo]
+  while (low < high) {
+    const middle = (low + high) / 2n
+    if ((await headerAt(reader, middle)).timestamp > deadline) high = middle
+    else low = middle + 1n
+  }
+  return blockAt(reader, low)
+}
+
+// The follower passed these blocks, so the chain has them: a provider behind them is asked again later.
+async function blockAt(reader: ChainReader, number: bigint): Promise<FullBlock> {
+  const block = await reader.block(number)
+  if (!block) throw new RetryableChainError(`the RPC does not have block ${number} yet`)
+  return block
+}
+
+async function headerAt(reader: ChainReader, number: bigint) {
+  const header = await reader.header(number)
+  if (!header) throw new RetryableChainError(`the RPC does not have block ${number} yet`)
+  return header
+}
+
+/** The block is the first past the trace's deadline: TRACKING_TIMED_OUT once it has the trace's commitment. */
+async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBlock, range: CatchUpRange): Promise<true> {
+  const expectation = expectationOf(tracking)
+  const pastDeadline = { blockNumber: block.number }
+  const judgement = judge(expectation, {
+    given: null,
+    consumer: null,
+    pastDeadline,
+    position: { head: range.head, finalized: range.finalized, canonical: true },
+  })
+  const match = {
+    trackingId: tracking.id,
+    chain: deps.chain,
+    blockNumber: block.number,
+    blockHash: block.hash.toLowerCase(),
+    transaction: '',
+    evidence: { given: null, consumer: null, pastDeadline },
+    pendingHashes: null,
+  }
+  await deps.verdicts.apply(tracking, expectation, judgement, match, false, range.fence)
+  return true
+}
+
+/** Whether `block` pays the trace (then judged): its transactions no other tracking of the account claims. */
+async function paidIn(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBlock, range: CatchUpRange): Promise<boolean> {
+  if (block.transactions.length === 0) return false
+  const receipts = await receiverReceipts(deps.receipts, block, { native: paysNative(tracking) })
+  const taken = await findClaimedTransactions(
+    deps.db,
+    tracking.accountId,
+    deps.chain,
+    block.transactions.map((tx) => tx.hash),
+  )
+  const claimed = new Set([...taken].map((hash) => `${tracking.accountId}\n${hash}`))
+  const findings = await matchReceivers(deps, block, receipts, claimed)
+  const mine = findings.find((f) => f.tracking.id === tracking.id)
+  if (!mine) return false
+  const expectation = expectationOf(tracking)
+  const position = { head: range.head, finalized: range.finalized, canonical: true }
+  const judgement = judge(expectation, { given: null, consumer: mine.paying, position })
+  await deps.verdicts.apply(tracking, expectation, judgement, mine.match, false, range.fence)
+  return true
 }

@@ -4,7 +4,8 @@
 // with native traces only those naming a native trace's receiver have their receipt read; a reverted one
 // pays nothing. The findings are those the block's whole receipts
 // give. Through the service: with token traces pending, a block's traces succeed without a receipt asked,
-// and so does a token trace created after its payment's block was passed.
+// and so does a token trace created after its payment's block was passed, also further back than the blocks a
+// catch-up reads one by one (found by its transfers), and one whose deadline passed first times out.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'
@@ -210,6 +211,49 @@ test('through the service: token traces paid in one block succeed from its logs,
     const lateId = await track(late, usdc, '3', afterBlock)
     assert.equal((await waitForFinal(service, apiKey, lateId)).transaction, lower(latePaid!))
     assert.equal(await receiptCalls(), receiptsBeforeLate, 'found from the logs: no receipt was asked')
+  } finally {
+    await service?.close()
+  }
+})
+
+test('through the service: a token trace paid further back than the blocks read one by one is found by its transfers; past its deadline it times out', async () => {
+  let service: TestService | undefined
+  try {
+    service = await startEngineService(anvil)
+    const { apiKey } = await service.newAccount()
+    const payer = anvil.accounts[1]!
+    const [far, late] = [freshAddress(), freshAddress()]
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const start = (await anvil.publicClient.getBlock({ blockNumber: afterBlock })).timestamp
+    // 80 blocks a second apart, then the block paying both: more than the 64 a catch-up reads one by one.
+    await anvil.testClient.mine({ blocks: 80, interval: 1 })
+    const [paysFar, paysLate] = await oneBlock([tokenTo(payer, far, 4_000_000n), tokenTo(payer, late, 4_000_000n)])
+    await anvil.testClient.mine({ blocks: 3 })
+    await engineAtHead(service, anvil)
+
+    const farId = await createTrace(service, apiKey, { token: usdc, receiver: far, amount: '4', afterBlock })
+    assert.equal((await waitForFinal(service, apiKey, farId)).transaction, lower(paysFar!))
+
+    // The same payment, but the trace's deadline passed 40 blocks before it.
+    const response = await service.api(apiKey, {
+      method: 'POST',
+      url: '/v2/payments',
+      payload: {
+        blockchain: 'ethereum',
+        token: usdc,
+        receiver: late,
+        amount: '4',
+        after_block: String(afterBlock),
+        deadline: Number(start + 40n),
+        secret_id: `late-${process.pid}-${Date.now()}`,
+        callback: 'https://merchant.example/callback',
+      },
+    })
+    assert.equal(response.statusCode, 201, response.body)
+    const lateDone = await waitForFinal(service, apiKey, response.json<{ secret_id: string }>().secret_id)
+    assert.equal(lateDone.status, 'failed')
+    assert.equal(lateDone.failed_reason, 'TRACKING_TIMED_OUT')
+    assert.notEqual(lateDone.transaction, lower(paysLate!))
   } finally {
     await service?.close()
   }
