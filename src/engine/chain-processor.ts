@@ -9,7 +9,7 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import { failureFields } from '../chain/rpc-failure.ts'
 import type { Db } from '../store/infrastructure/database.ts'
-import { createMatchStore, type MatchStore, type TrackingMatch } from '../store/tracking-matches.ts'
+import { createMatchStore, type MatchStore } from '../store/tracking-matches.ts'
 import { findPastDeadline } from '../store/nonceless-trackings.ts'
 import { createBlockReads, type AroundReads } from './block-reads.ts'
 import { readBlockEvidence, receiptsAhead, type ReceiptSource } from './block-evidence.ts'
@@ -19,7 +19,7 @@ import { expectationOf } from './expectation.ts'
 import type { SuccessWatcher } from './success-watch.ts'
 import type { Verdicts } from './verdicts.ts'
 import { createMatchedRejudge, settleAll, unreadableForGood } from './matched-rejudge.ts'
-import type { CatchUpRange } from './trace-catch-up.ts'
+import { judgeTimedOut, type CatchUpRange } from './trace-catch-up.ts'
 
 export interface ChainProcessorDeps {
   chain: string
@@ -146,21 +146,7 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
         )
         await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
       }),
-      ...pastDeadline.map(async (tracking) => {
-        const expectation = expectationOf(tracking)
-        const pastDeadline = { blockNumber: block.number }
-        const judgement = judge(expectation, { given: null, consumer: null, pastDeadline, position })
-        const match: TrackingMatch = {
-          trackingId: tracking.id,
-          chain: deps.chain,
-          blockNumber: block.number,
-          blockHash: block.hash.toLowerCase(),
-          transaction: '',
-          evidence: { given: null, consumer: null, pastDeadline },
-          pendingHashes: null,
-        }
-        await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
-      }),
+      ...pastDeadline.map((tracking) => judgeTimedOut(deps, tracking, block, position, fence)),
     ])
   }
 

@@ -2,11 +2,12 @@ import type { Address } from 'viem'
 import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import { judge } from '../domain/judge.ts'
+import { judge, type ChainPosition } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { findClaimedTransactions } from '../store/nonceless-trackings.ts'
+import type { TrackingMatch } from '../store/tracking-matches.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import { expectationOf, paysNative } from './expectation.ts'
 import { matchReceivers, receiverReceipts } from './receiver-match.ts'
@@ -96,17 +97,27 @@ async function headerAt(reader: ChainReader, number: bigint) {
   return header
 }
 
-/** The block is the first past the trace's deadline: TRACKING_TIMED_OUT once it has the trace's commitment. */
 async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBlock, range: CatchUpRange): Promise<true> {
+  const position = { head: range.head, finalized: range.finalized, canonical: true }
+  await judgeTimedOut(deps, tracking, block, position, range.fence)
+  return true
+}
+
+/**
+ * `block` is the first past the trace's deadline: it is stored as the trace's match (a reorg of it drops the
+ * match: searched again), and the judge fails the trace TRACKING_TIMED_OUT once the block has its commitment.
+ */
+export async function judgeTimedOut(
+  deps: { chain: string; verdicts: Verdicts },
+  tracking: Tracking,
+  block: { number: bigint; hash: string },
+  position: ChainPosition,
+  fence: WriteFence | undefined,
+): Promise<void> {
   const expectation = expectationOf(tracking)
   const pastDeadline = { blockNumber: block.number }
-  const judgement = judge(expectation, {
-    given: null,
-    consumer: null,
-    pastDeadline,
-    position: { head: range.head, finalized: range.finalized, canonical: true },
-  })
-  const match = {
+  const judgement = judge(expectation, { given: null, consumer: null, pastDeadline, position })
+  const match: TrackingMatch = {
     trackingId: tracking.id,
     chain: deps.chain,
     blockNumber: block.number,
@@ -115,8 +126,7 @@ async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBl
     evidence: { given: null, consumer: null, pastDeadline },
     pendingHashes: null,
   }
-  await deps.verdicts.apply(tracking, expectation, judgement, match, false, range.fence)
-  return true
+  await deps.verdicts.apply(tracking, expectation, judgement, match, false, fence)
 }
 
 /** Whether `block` pays the trace (then judged): its transactions no other tracking of the account claims. */
