@@ -3,6 +3,7 @@ import type { ChainReader, FullBlock } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
 import { judge, type ChainPosition } from '../domain/judge.ts'
+import type { BlockHeader } from '../domain/block-window.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { WriteFence } from '../store/chain-leases.ts'
 import type { Db } from '../store/infrastructure/database.ts'
@@ -73,15 +74,17 @@ async function searchTransfers(deps: TraceCatchUpDeps, tracking: Tracking, range
 }
 
 /** The first block from `from` to `upTo` whose timestamp is past `deadline` (binary search on headers), if any. */
-async function firstPast(reader: ChainReader, from: bigint, upTo: bigint, deadline: bigint): Promise<FullBlock | undefined> {
-  if ((await headerAt(reader, upTo)).timestamp <= deadline) return undefined
+async function firstPast(reader: ChainReader, from: bigint, upTo: bigint, deadline: bigint): Promise<BlockHeader | undefined> {
+  const last = await headerAt(reader, upTo)
+  if (last.timestamp <= deadline) return undefined
   let [low, high] = [from, upTo]
   while (low < high) {
     const middle = (low + high) / 2n
     if ((await headerAt(reader, middle)).timestamp > deadline) high = middle
     else low = middle + 1n
   }
-  return blockAt(reader, low)
+  // Its header is all the time-out rests on (number and hash).
+  return low === upTo ? last : headerAt(reader, low)
 }
 
 // The follower passed these blocks, so the chain has them: a provider behind them is asked again later.
@@ -91,13 +94,13 @@ async function blockAt(reader: ChainReader, number: bigint): Promise<FullBlock> 
   return block
 }
 
-async function headerAt(reader: ChainReader, number: bigint) {
+async function headerAt(reader: ChainReader, number: bigint): Promise<BlockHeader> {
   const header = await reader.header(number)
   if (!header) throw new RetryableChainError(`the RPC does not have block ${number} yet`)
   return header
 }
 
-async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBlock, range: CatchUpRange): Promise<true> {
+async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: BlockHeader, range: CatchUpRange): Promise<true> {
   const position = { head: range.head, finalized: range.finalized, canonical: true }
   await judgeTimedOut(deps, tracking, block, position, range.fence)
   return true
