@@ -42,19 +42,28 @@ export interface CatchUpRange {
 const MAX_TRANSFER_SEARCH_BLOCKS = 100_000n
 
 /**
+ * Most blocks a token trace's catch-up reads one by one (a block and its logs, two requests each). A longer
+ * range is searched by its transfers: one request, plus the paying block's two and, with a deadline, a
+ * header or a few. The catch-up holds the follower's turn: on a fast chain, a widget's trace created a few
+ * seconds after its `after_block` is some 20 blocks behind (Arbitrum), 40 requests read one by one.
+ */
+const TOKEN_BLOCKS_ONE_BY_ONE = 4n
+
+/**
  * A nonce-less trace matched by receiver in blocks the follower passed without it: those blocks are
  * matched for it now, oldest first. That is a trace created after the follower passed its `after_block`
  * (the widget creates its tracking within a few blocks of paying), and a trace whose found payment was
- * dropped (the blocks passed while it was matched). Up to `maxBlocks` blocks are read one by one. A token
- * trace's longer range is searched by its transfers instead: the blocks holding a `Transfer` of its token
- * to its receiver (a token payment is such a log), and the first block past its deadline, are the only
- * ones that can decide it. Returns whether a payment or the deadline was found (then judged); RPC failures
+ * dropped (the blocks passed while it was matched). A native trace's blocks are read one by one, up to
+ * `maxBlocks` of them (its payment may emit no log). A token trace's range, unless it is a few blocks, is
+ * searched by its transfers: the blocks holding a `Transfer` of its token to its receiver (a token payment
+ * is such a log), and the first block past its deadline, are the only ones that can decide it. Returns whether a payment or the deadline was found (then judged); RPC failures
  * throw, for the caller to try again.
  */
 export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
   const { from, upTo } = range
+  const native = paysNative(tracking)
+  if (!native && upTo - from >= TOKEN_BLOCKS_ONE_BY_ONE) return searchTransfers(deps, tracking, range)
   const last = from + BigInt(deps.maxBlocks ?? 64) - 1n
-  if (upTo > last && !paysNative(tracking)) return searchTransfers(deps, tracking, range)
   for (let number = from; number <= upTo && number <= last; number++) {
     const block = await blockAt(deps.reader, number)
     if (tracking.deadline !== null && block.timestamp > tracking.deadline) return timeOut(deps, tracking, block, range)

@@ -4,8 +4,8 @@
 // with native traces only those naming a native trace's receiver have their receipt read; a reverted one
 // pays nothing. The findings are those the block's whole receipts
 // give. Through the service: with token traces pending, a block's traces succeed without a receipt asked,
-// and so does a token trace created after its payment's block was passed, also further back than the blocks a
-// catch-up reads one by one (found by its transfers), and one whose deadline passed first times out.
+// and so does a token trace created after its payment's block was passed: a few blocks back (read one by one),
+// 20 or 81 blocks back (found by its transfers), and one whose deadline passed first times out.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'
@@ -211,6 +211,29 @@ test('through the service: token traces paid in one block succeed from its logs,
     const lateId = await track(late, usdc, '3', afterBlock)
     assert.equal((await waitForFinal(service, apiKey, lateId)).transaction, lower(latePaid!))
     assert.equal(await receiptCalls(), receiptsBeforeLate, 'found from the logs: no receipt was asked')
+  } finally {
+    await service?.close()
+  }
+})
+
+test('through the service: a token trace created 20 blocks after its after_block is found by its transfers, not by 20 blocks read one by one', async () => {
+  let service: TestService | undefined
+  try {
+    service = await startEngineService(anvil)
+    const { apiKey } = await service.newAccount()
+    const [payer, other] = [anvil.accounts[1]!, anvil.accounts[3]!]
+    const receiver = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    // 19 blocks of one transfer each (each read one by one would be a block and its logs), then the paying one.
+    for (let n = 0; n < 19; n++) await oneBlock([nativeTo(other, freshAddress(), 1n)])
+    const [paying] = await oneBlock([tokenTo(payer, receiver, 6_000_000n)])
+    await engineAtHead(service, anvil)
+    // No block is mined meanwhile: the follower reads no logs, every one asked is the catch-up's.
+    const logsBefore = await rpcRequests(service, 'eth_getLogs')
+    const id = await createTrace(service, apiKey, { token: usdc, receiver, amount: '6', afterBlock })
+    assert.equal((await waitForFinal(service, apiKey, id)).transaction, lower(paying!))
+    const logs = (await rpcRequests(service, 'eth_getLogs')) - logsBefore
+    assert.ok(logs <= 2, `the transfers' search and the paying block's logs: ${logs} eth_getLogs (20 read one by one)`)
   } finally {
     await service?.close()
   }
