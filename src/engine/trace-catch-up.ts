@@ -11,7 +11,7 @@ import { findClaimedTransactions } from '../store/nonceless-trackings.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
 import type { ReceiptSource } from './block-evidence.ts'
 import { expectationOf, paysNative } from './expectation.ts'
-import { matchReceivers, receiverReceipts } from './receiver-match.ts'
+import { matchReceivers, receiverReceipts, type ReceiverReceipts } from './receiver-match.ts'
 import type { Verdicts } from './verdicts.ts'
 
 export interface TraceCatchUpDeps {
@@ -64,12 +64,42 @@ export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, r
   const native = paysNative(tracking)
   if (!native && upTo - from >= TOKEN_BLOCKS_ONE_BY_ONE) return searchTransfers(deps, tracking, range)
   const last = from + BigInt(deps.maxBlocks ?? 64) - 1n
-  for (let number = from; number <= upTo && number <= last; number++) {
-    const block = await blockAt(deps.reader, number)
+  const end = upTo < last ? upTo : last
+  // Blocks are matched in order, but read ahead: the turn waits for one round trip per READ_AHEAD blocks.
+  const reads = new Map<bigint, Promise<BlockRead>>()
+  for (let number = from; number <= end; number++) {
+    for (let next = number; next < number + READ_AHEAD && next <= end; next++) {
+      if (reads.has(next)) continue
+      const read = readBlock(deps, next, native)
+      read.catch(() => {}) // awaited in its turn; the reads past a payment, the deadline or an error are dropped
+      reads.set(next, read)
+    }
+    const { block, receipts } = await reads.get(number)!
+    reads.delete(number)
     if (tracking.deadline !== null && block.timestamp > tracking.deadline) return timeOut(deps, tracking, block, range)
-    if (await paidIn(deps, tracking, block, range)) return true
+    if (await paidIn(deps, tracking, block, range, receipts)) return true
   }
   return false
+}
+
+/**
+ * Blocks a one-by-one catch-up reads ahead of the one it matches (a block, then its logs or receipts). A
+ * native trace 20 blocks behind was 40 requests one after the other, all in the follower's turn.
+ */
+const READ_AHEAD = 8n
+
+/** A block and, when it has transactions, the receipts matching by receiver reads for it (in flight). */
+interface BlockRead {
+  block: FullBlock
+  receipts?: Promise<ReceiverReceipts>
+}
+
+async function readBlock(deps: TraceCatchUpDeps, number: bigint, native: boolean): Promise<BlockRead> {
+  const block = await blockAt(deps.reader, number)
+  if (block.transactions.length === 0) return { block }
+  const receipts = receiverReceipts(deps.receipts, block, { native })
+  receipts.catch(() => {}) // awaited by `paidIn`, unless the read is dropped
+  return { block, receipts }
 }
 
 /** A token trace over a long range: its transfers' blocks, up to the first block past its deadline. */
@@ -142,9 +172,15 @@ export async function judgeTimedOut(
 }
 
 /** Whether `block` pays the trace (then judged): its transactions no other tracking of the account claims. */
-async function paidIn(deps: TraceCatchUpDeps, tracking: Tracking, block: FullBlock, range: CatchUpRange): Promise<boolean> {
+async function paidIn(
+  deps: TraceCatchUpDeps,
+  tracking: Tracking,
+  block: FullBlock,
+  range: CatchUpRange,
+  readAhead?: Promise<ReceiverReceipts>,
+): Promise<boolean> {
   if (block.transactions.length === 0) return false
-  const receipts = await receiverReceipts(deps.receipts, block, { native: paysNative(tracking) })
+  const receipts = await (readAhead ?? receiverReceipts(deps.receipts, block, { native: paysNative(tracking) }))
   const taken = await findClaimedTransactions(
     deps.db,
     tracking.accountId,
