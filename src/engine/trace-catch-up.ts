@@ -42,27 +42,38 @@ export interface CatchUpRange {
 const MAX_TRANSFER_SEARCH_BLOCKS = 100_000n
 
 /**
- * Most blocks a token trace's catch-up reads one by one (a block and its logs, two requests each). A longer
- * range is searched by its transfers: one request, plus the paying block's two and, with a deadline, a
- * header or a few. The catch-up holds the follower's turn: on a fast chain, a widget's trace created a few
- * seconds after its `after_block` is some 20 blocks behind (Arbitrum), 40 requests read one by one.
+ * The newest blocks of a token trace's range, read one by one (a block, then its logs by the block's hash),
+ * and so a range of at most this many. Older blocks are searched by their transfers: one request per 2,000
+ * blocks, then the paying block's two, where reading them one by one is two requests a block, all in the
+ * follower's turn (20 blocks are 5 s on Arbitrum). The newest are where a trace created soon after its
+ * payment is paid, and where a provider's node that lags behind (one of many behind a load balancer)
+ * answers a range of logs without them; asked by hash, it knows no such block (receiver-match.ts).
  */
-const TOKEN_BLOCKS_ONE_BY_ONE = 4n
+const TOKEN_TAIL_BLOCKS = 4n
 
 /**
  * A nonce-less trace matched by receiver in blocks the follower passed without it: those blocks are
  * matched for it now, oldest first. That is a trace created after the follower passed its `after_block`
  * (the widget creates its tracking within a few blocks of paying), and a trace whose found payment was
  * dropped (the blocks passed while it was matched). A native trace's blocks are read one by one, up to
- * `maxBlocks` of them (its payment may emit no log). A token trace's range, unless it is a few blocks, is
- * searched by its transfers: the blocks holding a `Transfer` of its token to its receiver (a token payment
- * is such a log), and the first block past its deadline, are the only ones that can decide it. Returns whether a payment or the deadline was found (then judged); RPC failures
- * throw, for the caller to try again.
+ * `maxBlocks` of them (its payment may emit no log). A token trace's blocks but the newest few are searched
+ * by its transfers: the blocks holding a `Transfer` of its token to its receiver (a token payment is such a
+ * log), and the first block past its deadline, are the only ones that can decide it. Returns whether a
+ * payment or the deadline was found (then judged); RPC failures throw, for the caller to try again.
  */
 export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
-  const { from, upTo } = range
   const native = paysNative(tracking)
-  if (!native && upTo - from >= TOKEN_BLOCKS_ONE_BY_ONE) return searchTransfers(deps, tracking, range)
+  if (native || range.upTo - range.from < TOKEN_TAIL_BLOCKS) return readInOrder(deps, tracking, range, native)
+  const older = { ...range, upTo: range.upTo - TOKEN_TAIL_BLOCKS }
+  // Past the most a search covers, the blocks after it are not searched: nor is the tail.
+  if (older.upTo - older.from >= MAX_TRANSFER_SEARCH_BLOCKS) return searchTransfers(deps, tracking, older)
+  if (await searchTransfers(deps, tracking, older)) return true
+  return readInOrder(deps, tracking, { ...range, from: older.upTo + 1n }, false)
+}
+
+/** Blocks matched one by one in chain order, up to `maxBlocks` of them. */
+async function readInOrder(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange, native: boolean): Promise<boolean> {
+  const { from, upTo } = range
   const last = from + BigInt(deps.maxBlocks ?? 64) - 1n
   const end = upTo < last ? upTo : last
   // Blocks are matched in order, but read ahead: the turn waits for one round trip per READ_AHEAD blocks.

@@ -4,8 +4,8 @@
 // with native traces only those naming a native trace's receiver have their receipt read; a reverted one
 // pays nothing. The findings are those the block's whole receipts
 // give. Through the service: with token traces pending, a block's traces succeed without a receipt asked,
-// and so does a token trace created after its payment's block was passed: a few blocks back (read one by one),
-// 20 or 81 blocks back (found by its transfers), and one whose deadline passed first times out.
+// and so does a token trace created after its payment's block was passed, also 81 blocks back (found by its
+// transfers), and one whose deadline passed first times out (more in trace-catch-up.test.ts).
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { parseEther, type Address, type Hash } from 'viem'
@@ -216,30 +216,7 @@ test('through the service: token traces paid in one block succeed from its logs,
   }
 })
 
-test('through the service: a token trace created 20 blocks after its after_block is found by its transfers, not by 20 blocks read one by one', async () => {
-  let service: TestService | undefined
-  try {
-    service = await startEngineService(anvil)
-    const { apiKey } = await service.newAccount()
-    const [payer, other] = [anvil.accounts[1]!, anvil.accounts[3]!]
-    const receiver = freshAddress()
-    const afterBlock = await anvil.publicClient.getBlockNumber()
-    // 19 blocks of one transfer each (each read one by one would be a block and its logs), then the paying one.
-    for (let n = 0; n < 19; n++) await oneBlock([nativeTo(other, freshAddress(), 1n)])
-    const [paying] = await oneBlock([tokenTo(payer, receiver, 6_000_000n)])
-    await engineAtHead(service, anvil)
-    // No block is mined meanwhile: the follower reads no logs, every one asked is the catch-up's.
-    const logsBefore = await rpcRequests(service, 'eth_getLogs')
-    const id = await createTrace(service, apiKey, { token: usdc, receiver, amount: '6', afterBlock })
-    assert.equal((await waitForFinal(service, apiKey, id)).transaction, lower(paying!))
-    const logs = (await rpcRequests(service, 'eth_getLogs')) - logsBefore
-    assert.ok(logs <= 2, `the transfers' search and the paying block's logs: ${logs} eth_getLogs (20 read one by one)`)
-  } finally {
-    await service?.close()
-  }
-})
-
-test('through the service: a token trace paid further back than the blocks read one by one is found by its transfers; past its deadline it times out', async () => {
+test('through the service: a token trace paid 81 blocks back is found by its transfers; past its deadline it times out', async () => {
   let service: TestService | undefined
   try {
     service = await startEngineService(anvil)
@@ -248,10 +225,10 @@ test('through the service: a token trace paid further back than the blocks read 
     const [far, late] = [freshAddress(), freshAddress()]
     const afterBlock = await anvil.publicClient.getBlockNumber()
     const start = (await anvil.publicClient.getBlock({ blockNumber: afterBlock })).timestamp
-    // 80 blocks a second apart, then the block paying both: more than the 64 a catch-up reads one by one.
+    // 80 blocks a second apart, the block paying both, then 8 more: it is older than the newest 4, read one by one.
     await anvil.testClient.mine({ blocks: 80, interval: 1 })
     const [paysFar, paysLate] = await oneBlock([tokenTo(payer, far, 4_000_000n), tokenTo(payer, late, 4_000_000n)])
-    await anvil.testClient.mine({ blocks: 3 })
+    await anvil.testClient.mine({ blocks: 8 })
     await engineAtHead(service, anvil)
 
     const farId = await createTrace(service, apiKey, { token: usdc, receiver: far, amount: '4', afterBlock })
