@@ -5,26 +5,24 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { createAccount } from '../../src/store/accounts.ts'
 import { manualClock } from '../support/clock.ts'
-import { startAnvil, type Anvil } from '../support/index.ts'
-import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
+import type { Anvil } from '../support/index.ts'
+import type { RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
 import { pendingOfAccount, insertTestTracking } from '../support/trackings.ts'
-import { engineAtHead, startEngineService } from './support.ts'
+import { engineAtHead, startProxiedEngine, type ProxiedEngine } from './support.ts'
 
 const clock = manualClock(new Date())
+let proxied: ProxiedEngine
 let anvil: Anvil
 let proxy: RpcProxy
 let service: TestService
 
 before(async () => {
-  anvil = await startAnvil()
-  proxy = await startRpcProxy(anvil.rpcUrl)
-  service = await startEngineService(anvil, { clock, chain: { rpc: [proxy.url] } })
+  proxied = await startProxiedEngine({ clock })
+  ;({ anvil, proxy, service } = proxied)
 })
 after(async () => {
-  await service?.close()
-  await proxy?.close()
-  await anvil?.stop()
+  await proxied?.close()
 })
 
 /** The transaction-count requests the proxy forwarded: the block each asked at, and how many calls it held. */

@@ -7,21 +7,21 @@ import { after, before, test } from 'node:test'
 import { parseEther } from 'viem'
 import { createChainEngine, type ChainEngine } from '../../src/engine/chain-engine.ts'
 import { createAccount } from '../../src/store/accounts.ts'
-import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
-import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
+import { sendNative, type Anvil } from '../support/index.ts'
+import type { RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
 import { pendingOfAccount, insertTestTracking } from '../support/trackings.ts'
-import { freshAddress, startEngineService } from './support.ts'
+import { freshAddress, startProxiedEngine, type ProxiedEngine } from './support.ts'
 
+let proxied: ProxiedEngine
 let anvil: Anvil
 let proxy: RpcProxy
 let service: TestService
 let engine: ChainEngine
 
 before(async () => {
-  anvil = await startAnvil()
-  proxy = await startRpcProxy(anvil.rpcUrl)
-  service = await startEngineService(anvil, { background: false, chain: { rpc: [proxy.url] } })
+  proxied = await startProxiedEngine({ background: false })
+  ;({ anvil, proxy, service } = proxied)
   engine = createChainEngine(service.common, {
     database: service.database,
     chains: service.chains,
@@ -30,9 +30,7 @@ before(async () => {
   })
 })
 after(async () => {
-  await service?.close()
-  await proxy?.close()
-  await anvil?.stop()
+  await proxied?.close()
 })
 
 test('300 new trackings are sieved in a few requests, and the one already paid is judged', async () => {

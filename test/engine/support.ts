@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict'
 import type { Address, Hash } from 'viem'
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
-import type { Anvil, AnvilAccount } from '../support/index.ts'
+import { startAnvil, type Anvil, type AnvilAccount } from '../support/index.ts'
+import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import { startTestService, type TestService, type TestServiceOptions } from '../support/service.ts'
 
 export const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
@@ -23,6 +24,26 @@ export async function startEngineService(anvil: Anvil, options: EngineTestOption
     env: { PAYWATCH_RATE_RPS: '100000', PAYWATCH_RATE_PARALLEL: '1000', PAYWATCH_RATE_DAILY: '100000000', ...rest.env },
     chains: { ethereum: { rpc: [anvil.rpcUrl], chainId: anvil.chainId, pollingIntervalMs: 20, rpcTimeoutMs: 2_000, ...chain } },
   })
+}
+
+/** A fresh Anvil, a proxy that records every request to it (support/rpc-proxy.ts), and the service reading through it. */
+export interface ProxiedEngine {
+  anvil: Anvil
+  proxy: RpcProxy
+  service: TestService
+  close(): Promise<void>
+}
+
+export async function startProxiedEngine(options: EngineTestOptions = {}): Promise<ProxiedEngine> {
+  const anvil = await startAnvil()
+  const proxy = await startRpcProxy(anvil.rpcUrl)
+  const service = await startEngineService(anvil, { ...options, chain: { ...options.chain, rpc: [proxy.url] } })
+  const close = async () => {
+    await service.close()
+    await proxy.close()
+    await anvil.stop()
+  }
+  return { anvil, proxy, service, close }
 }
 
 /** Polls `probe` until it returns something other than undefined (bounded: fails after `timeoutMs`). */

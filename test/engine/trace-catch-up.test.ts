@@ -9,8 +9,8 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { numberToHex, parseEther, type Hash } from 'viem'
 import { startFaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
-import { deployToken, mintToken, startAnvil, testTokenAbi, type Anvil } from '../support/index.ts'
-import { startRpcProxy, type ProxiedRequest, type RpcProxy } from '../support/rpc-proxy.ts'
+import { deployToken, mintToken, testTokenAbi, type Anvil } from '../support/index.ts'
+import type { ProxiedRequest, RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
 import {
   createTrace,
@@ -20,24 +20,24 @@ import {
   NATIVE,
   rpcRequests,
   startEngineService,
+  startProxiedEngine,
+  type ProxiedEngine,
   waitFor,
   waitForFinal,
 } from './support.ts'
 
+let proxied: ProxiedEngine
 let anvil: Anvil
 let proxy: RpcProxy
 let service: TestService
 
 before(async () => {
-  anvil = await startAnvil()
-  proxy = await startRpcProxy(anvil.rpcUrl)
   // The held request must not time out (and be sent again) while the test waits for the blocks after it.
-  service = await startEngineService(anvil, { chain: { rpc: [proxy.url], rpcTimeoutMs: 60_000 } })
+  proxied = await startProxiedEngine({ chain: { rpcTimeoutMs: 60_000 } })
+  ;({ anvil, proxy, service } = proxied)
 })
 after(async () => {
-  await service?.close()
-  await proxy?.close()
-  await anvil?.stop()
+  await proxied?.close()
 })
 
 const callsOf = (request: ProxiedRequest) =>
