@@ -36,12 +36,19 @@ export interface ProxiedEngine {
 
 export async function startProxiedEngine(options: EngineTestOptions = {}): Promise<ProxiedEngine> {
   const anvil = await startAnvil()
-  const proxy = await startRpcProxy(anvil.rpcUrl)
-  const service = await startEngineService(anvil, { ...options, chain: { ...options.chain, rpc: [proxy.url] } })
+  let proxy: RpcProxy | undefined
+  let service: TestService | undefined
   const close = async () => {
-    await service.close()
-    await proxy.close()
+    await service?.close()
+    await proxy?.close()
     await anvil.stop()
+  }
+  try {
+    proxy = await startRpcProxy(anvil.rpcUrl)
+    service = await startEngineService(anvil, { ...options, chain: { ...options.chain, rpc: [proxy.url] } })
+  } catch (error) {
+    await close() // what did start stops: no Anvil outlives a failed set-up
+    throw error
   }
   return { anvil, proxy, service, close }
 }
