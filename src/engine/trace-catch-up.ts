@@ -64,11 +64,12 @@ const TOKEN_TAIL_BLOCKS = 4n
 export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
   const native = paysNative(tracking)
   if (native || range.upTo - range.from < TOKEN_TAIL_BLOCKS) return readInOrder(deps, tracking, range, native)
-  const older = { ...range, upTo: range.upTo - TOKEN_TAIL_BLOCKS }
+  const tailFrom = range.upTo - TOKEN_TAIL_BLOCKS + 1n
   // Past the most a search covers, the blocks after it are not searched: nor is the tail.
-  if (older.upTo - older.from >= MAX_TRANSFER_SEARCH_BLOCKS) return searchTransfers(deps, tracking, older)
+  const capped = tailFrom - range.from > MAX_TRANSFER_SEARCH_BLOCKS
+  const older = { ...range, upTo: capped ? range.from + MAX_TRANSFER_SEARCH_BLOCKS - 1n : tailFrom - 1n }
   if (await searchTransfers(deps, tracking, older)) return true
-  return readInOrder(deps, tracking, { ...range, from: older.upTo + 1n }, false)
+  return capped ? false : readInOrder(deps, tracking, { ...range, from: tailFrom }, false)
 }
 
 /** Blocks matched one by one in chain order, up to `maxBlocks` of them. */
@@ -113,9 +114,9 @@ async function readBlock(deps: TraceCatchUpDeps, number: bigint, native: boolean
   return { block, receipts }
 }
 
-/** A token trace over a long range: its transfers' blocks, up to the first block past its deadline. */
+/** A token trace's range: its transfers' blocks, up to the first block past its deadline. */
 async function searchTransfers(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
-  const upTo = range.upTo - range.from >= MAX_TRANSFER_SEARCH_BLOCKS ? range.from + MAX_TRANSFER_SEARCH_BLOCKS - 1n : range.upTo
+  const { upTo } = range
   const pastDeadline = tracking.deadline === null ? undefined : await firstPast(deps.reader, range.from, upTo, tracking.deadline)
   const last = pastDeadline === undefined ? upTo : pastDeadline.number - 1n
   const candidates = await deps.reader.transferBlocks(tracking.token as Address, tracking.receiver as Address, range.from, last)
@@ -150,9 +151,11 @@ async function headerAt(reader: ChainReader, number: bigint): Promise<BlockHeade
   return header
 }
 
+/** Where the chain stands for the catch-up's verdicts: the blocks it reads are ones the follower passed. */
+const positionOf = (range: CatchUpRange): ChainPosition => ({ head: range.head, finalized: range.finalized, canonical: true })
+
 async function timeOut(deps: TraceCatchUpDeps, tracking: Tracking, block: BlockHeader, range: CatchUpRange): Promise<true> {
-  const position = { head: range.head, finalized: range.finalized, canonical: true }
-  await judgeTimedOut(deps, tracking, block, position, range.fence)
+  await judgeTimedOut(deps, tracking, block, positionOf(range), range.fence)
   return true
 }
 
@@ -203,8 +206,7 @@ async function paidIn(
   const mine = findings.find((f) => f.tracking.id === tracking.id)
   if (!mine) return false
   const expectation = expectationOf(tracking)
-  const position = { head: range.head, finalized: range.finalized, canonical: true }
-  const judgement = judge(expectation, { given: null, consumer: mine.paying, position })
+  const judgement = judge(expectation, { given: null, consumer: mine.paying, position: positionOf(range) })
   await deps.verdicts.apply(tracking, expectation, judgement, mine.match, false, range.fence)
   return true
 }

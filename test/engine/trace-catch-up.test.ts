@@ -89,10 +89,11 @@ test('a token trace 20 blocks late: older blocks searched by its transfers, the 
     const [payer, other] = [anvil.accounts[1]!, anvil.accounts[2]!]
     const [older, newest] = [freshAddress(), freshAddress()]
     const afterBlock = await anvil.publicClient.getBlockNumber()
-    // One transaction a block (each read one by one would be a block and its logs); the 12th pays `older`, the 20th `newest`.
+    // One transaction a block (each read one by one would be a block and its logs); the 12th and 15th pay `older`
+    // (both found by the search: the earlier is the payment), the 20th `newest`.
     const hashes: Hash[] = []
     for (let n = 1; n <= 20; n++) {
-      const to = n === 12 ? older : n === 20 ? newest : undefined
+      const to = n === 12 || n === 15 ? older : n === 20 ? newest : undefined
       hashes.push(
         to
           ? await payer.wallet.writeContract({ address: usdc, abi: testTokenAbi, functionName: 'transfer', args: [to, 5_000_000n] })
@@ -110,7 +111,7 @@ test('a token trace 20 blocks late: older blocks searched by its transfers, the 
 
     const logsBefore = await rpcRequests(lagging, 'eth_getLogs')
     const olderId = await createTrace(lagging, apiKey, { token: usdc, receiver: older, amount: '5', afterBlock })
-    assert.equal((await waitForFinal(lagging, apiKey, olderId)).transaction, lower(hashes[11]!))
+    assert.equal((await waitForFinal(lagging, apiKey, olderId)).transaction, lower(hashes[11]!), "the 12th block's payment, not the 15th's")
     const logs = (await rpcRequests(lagging, 'eth_getLogs')) - logsBefore
     assert.ok(logs <= 2, `the transfers' search and the paying block's logs: ${logs} eth_getLogs (12 read one by one)`)
 
