@@ -15,7 +15,7 @@ import {
 } from 'viem'
 import type { BlockHeader } from '../domain/block-window.ts'
 import { carryAnswerSource } from './answer-source.ts'
-import { NonRetryableChainError } from './errors.ts'
+import { isMethodUnavailable, NonRetryableChainError } from './errors.ts'
 import { TRANSFER_TOPIC } from './transfers.ts'
 
 export interface FullBlock extends BlockHeader {
@@ -52,13 +52,43 @@ export interface ChainReader {
    * first: one `eth_getLogs` per `TRANSFER_RANGE_BLOCKS` (providers bound a request's range).
    */
   transferBlocks(token: Address, receiver: Address, from: bigint, to: bigint): Promise<bigint[]>
+  /**
+   * The numbers of the blocks from `from` to `to` in which a call (top-level or internal) moved native
+   * value to `receiver`, oldest first: one `trace_filter` per `TRANSFER_RANGE_BLOCKS`. Null where the RPC
+   * does not offer `trace_filter` (most providers do not: Erigon, Nethermind, Reth and Anvil do).
+   */
+  nativeValueBlocks(receiver: Address, from: bigint, to: bigint): Promise<bigint[] | null>
   receipt(hash: Hash): Promise<TransactionReceipt | null>
   transaction(hash: Hash): Promise<Transaction | null>
   transactionCount(address: Address, ref: BlockRef): Promise<bigint>
 }
 
-/** Blocks one `eth_getLogs` of `transferBlocks` spans: within what providers accept for a filtered range. */
+/** Blocks one `eth_getLogs` of `transferBlocks` (or `trace_filter`) spans: within what providers accept for a filtered range. */
 export const TRANSFER_RANGE_BLOCKS = 2_000n
+
+/** The ranges of at most `TRANSFER_RANGE_BLOCKS` that cover `from` to `to`. */
+function* rangesOf(from: bigint, to: bigint): Generator<[bigint, bigint]> {
+  for (let low = from; low <= to; low += TRANSFER_RANGE_BLOCKS) {
+    yield [low, low + TRANSFER_RANGE_BLOCKS - 1n < to ? low + TRANSFER_RANGE_BLOCKS - 1n : to]
+  }
+}
+
+const sortedNumbers = (numbers: Set<bigint>): bigint[] => [...numbers].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+
+/** A `trace_filter` entry's block, when it may have moved value (a call's `value`, a self-destruct's `balance`). */
+function valueBlockOf(trace: unknown): bigint | undefined {
+  if (typeof trace !== 'object' || trace === null)
+    throw new NonRetryableChainError('the RPC answered trace_filter with an entry that is no object')
+  const { blockNumber, action } = trace as { blockNumber?: unknown; action?: { value?: unknown; balance?: unknown } }
+  const number = typeof blockNumber === 'number' && Number.isSafeInteger(blockNumber) ? BigInt(blockNumber) : hexNumber(blockNumber)
+  if (number === undefined) throw new NonRetryableChainError('the RPC answered trace_filter with an entry without a block number')
+  const moved = action?.value ?? action?.balance
+  // Unreadable value: the block is read (a block too many costs a read; one too few, a payment).
+  return typeof moved === 'string' && /^0x0*$/.test(moved) ? undefined : number
+}
+
+const hexNumber = (value: unknown): bigint | undefined =>
+  typeof value === 'string' && /^0x[0-9a-f]{1,16}$/i.test(value) ? BigInt(value) : undefined
 
 const tag = (ref: BlockRef): string => (typeof ref === 'bigint' ? numberToHex(ref) : ref)
 
@@ -128,15 +158,34 @@ export function createChainReader(client: PublicClient): ChainReader {
     async transferBlocks(token, receiver, from, to) {
       const numbers = new Set<bigint>()
       const topics = [TRANSFER_TOPIC, null, pad(receiver.toLowerCase() as Hex)]
-      for (let low = from; low <= to; low += TRANSFER_RANGE_BLOCKS) {
-        const high = low + TRANSFER_RANGE_BLOCKS - 1n < to ? low + TRANSFER_RANGE_BLOCKS - 1n : to
+      for (const [low, high] of rangesOf(from, to)) {
         const raw = await request<{ blockNumber?: unknown; removed?: unknown }[] | null>('eth_getLogs', [
           { address: token, topics, fromBlock: numberToHex(low), toBlock: numberToHex(high) },
         ])
         if (!Array.isArray(raw)) throw new NonRetryableChainError('the RPC answered eth_getLogs with something else than a list')
         for (const log of raw) if (typeof log.blockNumber === 'string' && log.removed !== true) numbers.add(BigInt(log.blockNumber))
       }
-      return [...numbers].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      return sortedNumbers(numbers)
+    },
+    async nativeValueBlocks(receiver, from, to) {
+      const numbers = new Set<bigint>()
+      for (const [low, high] of rangesOf(from, to)) {
+        let raw: unknown
+        try {
+          raw = await request('trace_filter', [
+            { fromBlock: numberToHex(low), toBlock: numberToHex(high), toAddress: [receiver.toLowerCase()] },
+          ])
+        } catch (error) {
+          if (isMethodUnavailable(error)) return null
+          throw error
+        }
+        if (!Array.isArray(raw)) throw new NonRetryableChainError('the RPC answered trace_filter with something else than a list')
+        for (const trace of raw) {
+          const number = valueBlockOf(trace)
+          if (number !== undefined) numbers.add(number)
+        }
+      }
+      return sortedNumbers(numbers)
     },
     async receipt(hash) {
       const raw = await request<Parameters<typeof formatTransactionReceipt>[0] | null>('eth_getTransactionReceipt', [hash])

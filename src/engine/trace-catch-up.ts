@@ -36,40 +36,45 @@ export interface CatchUpRange {
 }
 
 /**
- * Most blocks a token trace's catch-up asks for its transfers (`transferBlocks`, 2,000 a request): 50
+ * Most blocks a trace's catch-up searches (`transferBlocks` or `nativeValueBlocks`, 2,000 a request): 50
  * requests in one block's turn at most.
  */
-const MAX_TRANSFER_SEARCH_BLOCKS = 100_000n
+const MAX_SEARCH_BLOCKS = 100_000n
 
 /**
- * The newest blocks of a token trace's range, read one by one (a block, then its logs by the block's hash),
- * and so a range of at most this many. Older blocks are searched by their transfers: one request per 2,000
- * blocks, then the paying block's two, where reading them one by one is two requests a block, all in the
- * follower's turn (20 blocks are 5 s on Arbitrum). The newest are where a trace created soon after its
- * payment is paid, and where a provider's node that lags behind (one of many behind a load balancer)
- * answers a range of logs without them; asked by hash, it knows no such block (receiver-match.ts).
+ * The newest blocks of a searched range, read one by one (a block, then its logs by the block's hash, or its
+ * receipts), and so a range of at most this many. Older blocks are searched: one request per 2,000 blocks,
+ * then the paying block's two, where reading them one by one is two requests a block, all in the follower's
+ * turn (20 blocks are 5 s on Arbitrum). The newest are where a trace created soon after its payment is paid,
+ * and where a provider's node that lags behind (one of many behind a load balancer) answers a range without
+ * them; asked by hash, it knows no such block (receiver-match.ts).
  */
-const TOKEN_TAIL_BLOCKS = 4n
+const TAIL_BLOCKS = 4n
 
 /**
  * A nonce-less trace matched by receiver in blocks the follower passed without it: those blocks are
  * matched for it now, oldest first. That is a trace created after the follower passed its `after_block`
- * (the widget creates its tracking within a few blocks of paying), and a trace whose found payment was
- * dropped (the blocks passed while it was matched). A native trace's blocks are read one by one, up to
- * `maxBlocks` of them (its payment may emit no log). A token trace's blocks but the newest few are searched
- * by its transfers: the blocks holding a `Transfer` of its token to its receiver (a token payment is such a
- * log), and the first block past its deadline, are the only ones that can decide it. Returns whether a
- * payment or the deadline was found (then judged); RPC failures throw, for the caller to try again.
+ * (the widget creates its tracking within a few blocks of paying; a checkout paid from any wallet may
+ * register it when the payer says they paid), and a trace whose found payment was dropped (the blocks
+ * passed while it was matched). The blocks but the newest few are searched for what can pay the trace: a
+ * token trace's, the blocks holding a `Transfer` of its token to its receiver (a token payment is such a
+ * log); a native trace's, the blocks where a call moved native value to its receiver (`trace_filter`, where
+ * the RPC offers it). Those blocks, and the first block past its deadline, are the only ones that can decide
+ * it. Where the RPC offers no search of native value, a native trace's blocks are read one by one, up to
+ * `maxBlocks` of them (its payment may emit no log). Returns whether a payment or the deadline was found
+ * (then judged); RPC failures throw, for the caller to try again.
  */
 export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
   const native = paysNative(tracking)
-  if (native || range.upTo - range.from < TOKEN_TAIL_BLOCKS) return readInOrder(deps, tracking, range, native)
-  const tailFrom = range.upTo - TOKEN_TAIL_BLOCKS + 1n
+  if (range.upTo - range.from < TAIL_BLOCKS) return readInOrder(deps, tracking, range, native)
+  const tailFrom = range.upTo - TAIL_BLOCKS + 1n
   // Past the most a search covers, the blocks after it are not searched: nor is the tail.
-  const capped = tailFrom - range.from > MAX_TRANSFER_SEARCH_BLOCKS
-  const older = { ...range, upTo: capped ? range.from + MAX_TRANSFER_SEARCH_BLOCKS - 1n : tailFrom - 1n }
-  if (await searchTransfers(deps, tracking, older)) return true
-  return capped ? false : readInOrder(deps, tracking, { ...range, from: tailFrom }, false)
+  const capped = tailFrom - range.from > MAX_SEARCH_BLOCKS
+  const older = { ...range, upTo: capped ? range.from + MAX_SEARCH_BLOCKS - 1n : tailFrom - 1n }
+  const found = await searchPayments(deps, tracking, older, native)
+  if (found === undefined) return readInOrder(deps, tracking, range, native)
+  if (found) return true
+  return capped ? false : readInOrder(deps, tracking, { ...range, from: tailFrom }, native)
 }
 
 /** Blocks matched one by one in chain order, up to `maxBlocks` of them. */
@@ -114,13 +119,27 @@ async function readBlock(deps: TraceCatchUpDeps, number: bigint, native: boolean
   return { block, receipts }
 }
 
-/** A token trace's range: its transfers' blocks, up to the first block past its deadline. */
-async function searchTransfers(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
-  const { upTo } = range
-  const pastDeadline = tracking.deadline === null ? undefined : await firstPast(deps.reader, range.from, upTo, tracking.deadline)
-  const last = pastDeadline === undefined ? upTo : pastDeadline.number - 1n
-  const candidates = await deps.reader.transferBlocks(tracking.token as Address, tracking.receiver as Address, range.from, last)
-  for (const number of candidates) if (await paidIn(deps, tracking, await blockAt(deps.reader, number), range)) return true
+/**
+ * A trace's range searched: the blocks that may pay it, in chain order, up to the first block past its
+ * deadline. Undefined when the RPC offers no such search (`trace_filter`, for a native trace).
+ */
+async function searchPayments(
+  deps: TraceCatchUpDeps,
+  tracking: Tracking,
+  range: CatchUpRange,
+  native: boolean,
+): Promise<boolean | undefined> {
+  const { from, upTo } = range
+  const receiver = tracking.receiver as Address
+  const candidates = native
+    ? await deps.reader.nativeValueBlocks(receiver, from, upTo)
+    : await deps.reader.transferBlocks(tracking.token as Address, receiver, from, upTo)
+  if (candidates === null) return undefined
+  const pastDeadline = tracking.deadline === null ? undefined : await firstPast(deps.reader, from, upTo, tracking.deadline)
+  for (const number of candidates) {
+    if (pastDeadline && number >= pastDeadline.number) break
+    if (await paidIn(deps, tracking, await blockAt(deps.reader, number), range)) return true
+  }
   return pastDeadline ? timeOut(deps, tracking, pastDeadline, range) : false
 }
 

@@ -1,15 +1,17 @@
 // A trace's catch-up (src/engine/trace-catch-up.ts) holds the follower's turn while it reads the blocks the
-// follower passed without the trace. A token trace's older blocks are searched by its transfers (two
-// eth_getLogs for a payment 12 blocks back, not 12); its newest 4 are read one by one, by hash, so that a
-// provider's node that answers a range of logs without its newest blocks (a lagging one behind a load
-// balancer) hides no payment. Blocks read one by one (a native trace's) are read ahead of the one matched, so
-// that the turn waits for one round trip per few blocks: while the first block's answer is held, the next
-// ones are asked; released, the earlier of two payments in the range is the trace's.
+// follower passed without the trace. A trace's older blocks are searched for what can pay it: a token trace's
+// by its transfers (two eth_getLogs for a payment 12 blocks back, not 12), a native trace's by the calls that
+// moved value to its receiver (trace_filter: one request for a payment 100 blocks back, beyond the 64 blocks
+// read one by one); the newest 4 are read one by one, by hash, so that a provider's node that answers a range
+// without its newest blocks (a lagging one behind a load balancer) hides no payment. Blocks read one by one (a
+// native trace's where no provider offers trace_filter) are read ahead of the one matched, so that the turn
+// waits for one round trip per few blocks: while the first block's answer is held, the next ones are asked;
+// released, the earlier of two payments in the range is the trace's.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { numberToHex, parseEther, type Hash } from 'viem'
 import { startFaultyRpcProxy } from '../support/faulty-rpc-proxy.ts'
-import { deployToken, mintToken, testTokenAbi, type Anvil } from '../support/index.ts'
+import { deployRouter, deployToken, mintToken, routerPayNative, testTokenAbi, type Anvil } from '../support/index.ts'
 import type { ProxiedRequest, RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
 import {
@@ -43,7 +45,11 @@ after(async () => {
 const callsOf = (request: ProxiedRequest) =>
   (Array.isArray(request.body) ? request.body : [request.body]) as { method: string; params: unknown[] }[]
 
-test('a native trace created 20 blocks late: its blocks are read ahead of the one matched, and the earlier payment wins', async () => {
+const NO_TRACE_FILTER = { code: -32601, message: 'the method trace_filter does not exist/is not available' }
+
+test('a native trace created 20 blocks late, no trace_filter: its blocks are read ahead of the one matched, and the earlier payment wins', async (t) => {
+  proxy.setCallRefusal((call) => (call.method === 'trace_filter' ? NO_TRACE_FILTER : null))
+  t.after(() => proxy.setCallRefusal(null))
   const { apiKey } = await service.newAccount()
   const [payer, other] = [anvil.accounts[1]!, anvil.accounts[2]!]
   const receiver = freshAddress()
@@ -77,6 +83,34 @@ test('a native trace created 20 blocks late: its blocks are read ahead of the on
   const final = await waitForFinal(service, apiKey, id)
   assert.equal(final.status, 'success')
   assert.equal(final.transaction, lower(hashes[5]!), "the 6th block's payment, not the 13th's")
+})
+
+test('a native trace created 100 blocks late: its older blocks searched by trace_filter, beyond the 64 read one by one', async () => {
+  const { apiKey } = await service.newAccount()
+  const [payer, other] = [anvil.accounts[1]!, anvil.accounts[2]!]
+  const receiver = freshAddress()
+  const router = await deployRouter(anvil)
+  const afterBlock = await anvil.publicClient.getBlockNumber()
+  // The 70th block pays the receiver in full through a router (an internal call), the 90th directly, the 10th in
+  // part; 100 blocks in all. Read one by one, a native trace's catch-up reaches the 64th.
+  await anvil.testClient.mine({ blocks: 9 })
+  await other.wallet.sendTransaction({ to: receiver, value: parseEther('0.1') })
+  await anvil.testClient.mine({ blocks: 59 })
+  const { transactionHash: paying } = await routerPayNative(anvil, router, payer, { receiver, value: parseEther('0.5') })
+  await anvil.testClient.mine({ blocks: 19 })
+  await payer.wallet.sendTransaction({ to: receiver, value: parseEther('0.5') })
+  await anvil.testClient.mine({ blocks: 10 })
+  await engineAtHead(service, anvil)
+
+  proxy.reset()
+  const id = await createTrace(service, apiKey, { token: NATIVE, receiver, amount: '0.5', afterBlock })
+  const final = await waitForFinal(service, apiKey, id)
+  assert.equal(final.status, 'success')
+  assert.equal(final.transaction, lower(paying), "the 70th block's payment, not the 90th's")
+  const calls = proxy.requests.flatMap(callsOf)
+  assert.equal(calls.filter((call) => call.method === 'trace_filter').length, 1, 'one search of the 96 older blocks')
+  const blocks = calls.filter((call) => call.method === 'eth_getBlockByNumber' && call.params[1] === true)
+  assert.ok(blocks.length <= 8, `the paying blocks and the newest 4 read, not 64: ${blocks.length} blocks`)
 })
 
 test('a token trace 20 blocks late: older blocks searched by its transfers, the newest 4 by hash, which a lagging range answer does not hide', async () => {
