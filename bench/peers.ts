@@ -12,6 +12,8 @@
 // `baseline` in BENCH_SYSTEMS runs a second Paywatch from the tree at BENCH_BASELINE_ROOT (e.g. an earlier
 // commit with this bench in it) in the same rounds, for before/after figures under the same load (another
 // path than this tree's, its processes are told apart by it: a symlink to this tree runs it as it is).
+// BENCH_RPC_DELAY_MS holds every RPC message that long each way in the proxies (default 0: the node on this
+// machine; 25 is a provider 50 ms away), so that each system's round trips after a notification count.
 // BENCH_SERVICE_FLAGS adds Node flags to `paywatch` alone (`--cpu-prof --cpu-prof-dir=…` to profile it in
 // this job; with `baseline` a symlink to this tree, a flag against the same code without it).
 // Ponder is installed on first use into ~/.cache/paywatch-bench (bench/peers/ponder-app.ts).
@@ -40,6 +42,7 @@ const root = fileURLToPath(new URL('../', import.meta.url))
 const SIZES = (process.env.BENCH_PENDING ?? '1000,100000').split(',').map(Number)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_FULL ? 60 : 10))
 const WARMUP = 2
+const RPC_DELAY_MS = Number(process.env.BENCH_RPC_DELAY_MS ?? 0)
 const SYSTEMS = (process.env.BENCH_SYSTEMS ?? 'paywatch,ponder,viem').split(',') as SystemName[]
 const TRANSFERS = 50
 const PAYING = 10
@@ -108,7 +111,8 @@ if (SYSTEMS.includes('ponder')) {
 const results: Figures[] = []
 log(
   `bench:peers — Paywatch on ${databaseUrl ? 'PostgreSQL' : 'the embedded database'}; ${TRANSFERS} transfers a block of which ${PAYING} pay; ` +
-    `${ROUNDS} measured blocks per system and size (+${WARMUP} warm-up), pending ${SIZES.join(' / ')}`,
+    `${ROUNDS} measured blocks per system and size (+${WARMUP} warm-up), pending ${SIZES.join(' / ')}` +
+    (RPC_DELAY_MS > 0 ? `; every RPC message held ${RPC_DELAY_MS} ms each way` : ''),
 )
 for (const pending of SIZES) results.push(...(await runSize(pending)))
 await receiver.terminate()
@@ -170,7 +174,7 @@ async function runSize(pending: number): Promise<Figures[]> {
         throw new Error('BENCH_BASELINE_ROOT must be another path than this tree (a symlink to it will do)')
       const dataDir = join(dir, name)
       mkdirSync(dataDir, { mode: 0o700 }) // owner-only, as the service demands of its data folder
-      const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
+      const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl, RPC_DELAY_MS)
       const dbUrl = await createFreshDatabaseUrl()
       if (dbUrl) dbUrls.push(dbUrl)
       else await seedEmbeddedDataDir(dataDir)
@@ -256,7 +260,7 @@ async function runSize(pending: number): Promise<Figures[]> {
       const paying = expectedOf(name)
       const lines = [...paying, ...Array.from({ length: Math.max(0, pending - paying.length) }, fresh)]
       writeFileSync(file, `${lines.join('\n')}\n`)
-      const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl)
+      const proxy = await startRpcCounter(anvil.rpcUrl, anvil.wsUrl, RPC_DELAY_MS)
       return {
         proxy,
         env: {

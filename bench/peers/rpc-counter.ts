@@ -1,5 +1,7 @@
 // A counting JSON-RPC proxy for bench:peers: HTTP requests and WebSocket messages from one client system
-// to the node, so that each system's requests per block are measured on the same footing.
+// to the node, so that each system's requests per block are measured on the same footing. `delayMs` holds
+// every message that long each way (a request, its answer, a notification): a provider across a network
+// rather than on the same machine, where a system's round trips after a block's notification show.
 import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { WebSocket, WebSocketServer } from 'ws'
@@ -27,7 +29,9 @@ const callsOf = (raw: string): string[] => {
   }
 }
 
-export async function startRpcCounter(httpUpstream: string, wsUpstream: string): Promise<RpcCounter> {
+export async function startRpcCounter(httpUpstream: string, wsUpstream: string, delayMs = 0): Promise<RpcCounter> {
+  // Timers of one duration fire in the order they were set: messages keep their order.
+  const later = (send: () => void) => (delayMs > 0 ? setTimeout(send, delayMs) : send())
   const upstream = new URL(httpUpstream)
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   let requests = 0
@@ -49,7 +53,10 @@ export async function startRpcCounter(httpUpstream: string, wsUpstream: string):
     incoming.on('end', () => {
       const body = Buffer.concat(chunks)
       count(body.toString('utf8'))
-      const forward = httpRequest(
+      later(() => forward(body))
+    })
+    const forward = (body: Buffer) => {
+      const upstreamRequest = httpRequest(
         {
           host: upstream.hostname,
           port: upstream.port,
@@ -59,13 +66,19 @@ export async function startRpcCounter(httpUpstream: string, wsUpstream: string):
           headers: { 'content-type': 'application/json', 'content-length': body.length },
         },
         (answer) => {
-          response.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' })
-          answer.pipe(response)
+          const parts: Buffer[] = []
+          answer.on('data', (chunk: Buffer) => parts.push(chunk))
+          answer.on('end', () =>
+            later(() => {
+              response.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' })
+              response.end(Buffer.concat(parts))
+            }),
+          )
         },
       )
-      forward.on('error', () => response.destroy())
-      forward.end(body)
-    })
+      upstreamRequest.on('error', () => response.destroy())
+      upstreamRequest.end(body)
+    }
   })
   const sockets = new WebSocketServer({ server })
   sockets.on('connection', (client) => {
@@ -77,10 +90,15 @@ export async function startRpcCounter(httpUpstream: string, wsUpstream: string):
     client.on('message', (data) => {
       const message = data.toString()
       count(message)
-      if (node.readyState === WebSocket.OPEN) node.send(message)
-      else early.push(message)
+      later(() => {
+        if (node.readyState === WebSocket.OPEN) node.send(message)
+        else early.push(message)
+      })
     })
-    node.on('message', (data) => client.readyState === WebSocket.OPEN && client.send(data.toString()))
+    node.on('message', (data) => {
+      const message = data.toString()
+      later(() => client.readyState === WebSocket.OPEN && client.send(message))
+    })
     client.on('close', () => node.close())
     node.on('close', () => client.close())
     node.on('error', () => client.terminate())
