@@ -14,6 +14,7 @@
 // path than this tree's, its processes are told apart by it: a symlink to this tree runs it as it is).
 // BENCH_RPC_DELAY_MS holds every RPC message that long each way in the proxies (default 0: the node on this
 // machine; 25 is a provider 50 ms away), so that each system's round trips after a notification count.
+// BENCH_QUORUM (default 1) sets Paywatch's quorum, over that many more HTTP URLs of its proxy than the quorum.
 // BENCH_SERVICE_FLAGS adds Node flags to `paywatch` alone (`--cpu-prof --cpu-prof-dir=…` to profile it in
 // this job; with `baseline` a symlink to this tree, a flag against the same code without it).
 // Ponder is installed on first use into ~/.cache/paywatch-bench (bench/peers/ponder-app.ts).
@@ -26,6 +27,7 @@ import { Worker } from 'node:worker_threads'
 import type { ChildProcess } from 'node:child_process'
 import { sql } from 'kysely'
 import { encodeFunctionData, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { createAccount } from '../src/store/accounts.ts'
 import { openDatabase } from '../src/store/infrastructure/database.ts'
 import { migrate } from '../src/store/infrastructure/migrate.ts'
@@ -42,6 +44,7 @@ const root = fileURLToPath(new URL('../', import.meta.url))
 const SIZES = (process.env.BENCH_PENDING ?? '1000,100000').split(',').map(Number)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_FULL ? 60 : 10))
 const WARMUP = 2
+const QUORUM = Number(process.env.BENCH_QUORUM ?? 1)
 const RPC_DELAY_MS = Number(process.env.BENCH_RPC_DELAY_MS ?? 0)
 const SYSTEMS = (process.env.BENCH_SYSTEMS ?? 'paywatch,ponder,viem').split(',') as SystemName[]
 const TRANSFERS = 50
@@ -112,7 +115,8 @@ const results: Figures[] = []
 log(
   `bench:peers — Paywatch on ${databaseUrl ? 'PostgreSQL' : 'the embedded database'}; ${TRANSFERS} transfers a block of which ${PAYING} pay; ` +
     `${ROUNDS} measured blocks per system and size (+${WARMUP} warm-up), pending ${SIZES.join(' / ')}` +
-    (RPC_DELAY_MS > 0 ? `; every RPC message held ${RPC_DELAY_MS} ms each way` : ''),
+    (RPC_DELAY_MS > 0 ? `; every RPC message held ${RPC_DELAY_MS} ms each way` : '') +
+    (QUORUM > 1 ? `; Paywatch's quorum ${QUORUM} of ${QUORUM + 1}` : ''),
 )
 for (const pending of SIZES) results.push(...(await runSize(pending)))
 await receiver.terminate()
@@ -137,7 +141,11 @@ async function runSize(pending: number): Promise<Figures[]> {
       for (const answer of answers) if (answer.error) throw new Error(answer.error.message)
     }
     const token = (await deployToken(anvil, 'USD Coin', 'USDC', 6)).toLowerCase() as Address
-    const senders = Array.from({ length: TRANSFERS }, fresh)
+    // With a quorum the senders sign their own transactions: an impersonated one's signature is fake, and the
+    // quorum checks the judged transaction's signature (it would never agree).
+    const signers = QUORUM > 1 ? Array.from({ length: TRANSFERS }, () => privateKeyToAccount(generatePrivateKey())) : undefined
+    const senders = signers ? signers.map((signer) => signer.address) : Array.from({ length: TRANSFERS }, fresh)
+    const chainId = await anvil.publicClient.getChainId()
     await batch(senders.map((address) => ({ method: 'anvil_setBalance', params: [address, '0x3635c9adc5dea00000'] })))
     const minter = anvil.accounts[0]!.address
     const minterNonce = await anvil.publicClient.getTransactionCount({ address: minter })
@@ -195,7 +203,17 @@ async function runSize(pending: number): Promise<Figures[]> {
       const configFile = join(dataDir, 'peers-config.json')
       writeFileSync(
         configFile,
-        JSON.stringify({ chains: { ethereum: { rpc: [proxy.httpUrl, proxy.wsUrl], chainId: anvil.chainId, maxHeadAgeSeconds: null } } }),
+        JSON.stringify({
+          chains: {
+            ethereum: {
+              // A quorum of Q: Q + 1 HTTP URLs of the same proxy (the node's work is the same, its requests are counted as one system's).
+              rpc: [...Array.from({ length: QUORUM > 1 ? QUORUM + 1 : 1 }, (_, i) => `${proxy.httpUrl}/${i}`), proxy.wsUrl],
+              quorum: QUORUM,
+              chainId: anvil.chainId,
+              maxHeadAgeSeconds: null,
+            },
+          },
+        }),
       )
       start.push(
         (async () => {
@@ -353,23 +371,33 @@ async function runSize(pending: number): Promise<Figures[]> {
         for (const system of systems) system.rss.length = 0
       }
       const receivers = paid[b]!.receivers
+      const transfer = (i: number) =>
+        encodeFunctionData({ abi: testTokenAbi, functionName: 'transfer', args: [i < PAYING ? receivers[i]! : fresh(), AMOUNT] })
       await batch(
-        senders.map((from, i) => ({
-          method: 'eth_sendTransaction',
-          params: [
-            {
-              from,
-              to: token,
-              nonce: `0x${b.toString(16)}`,
-              gas: '0x186a0',
-              data: encodeFunctionData({
-                abi: testTokenAbi,
-                functionName: 'transfer',
-                args: [i < PAYING ? receivers[i]! : fresh(), AMOUNT],
-              }),
-            },
-          ],
-        })),
+        await Promise.all(
+          senders.map(async (from, i) =>
+            signers
+              ? {
+                  method: 'eth_sendRawTransaction',
+                  params: [
+                    await signers[i]!.signTransaction({
+                      chainId,
+                      type: 'eip1559',
+                      to: token,
+                      nonce: b,
+                      gas: 100_000n,
+                      maxFeePerGas: 10n ** 11n,
+                      maxPriorityFeePerGas: 10n ** 9n,
+                      data: transfer(i),
+                    }),
+                  ],
+                }
+              : {
+                  method: 'eth_sendTransaction',
+                  params: [{ from, to: token, nonce: `0x${b.toString(16)}`, gas: '0x186a0', data: transfer(i) }],
+                },
+          ),
+        ),
       )
       tick += BLOCK_MS
       await sleep(tick - now())

@@ -46,6 +46,8 @@ export function createBlockReads(deps: {
   matches: MatchStore
   receipts: ReceiptSource
   successes: SuccessWatcher
+  /** Other reads of a block that may carry payments, started with its own (the quorum's, evidence-quorum.ts). */
+  alsoAhead?: (blockHash: string) => void
 }): BlockReads {
   /** What the chain had pending at the last block (a read ahead of receipts pays off only with pending trackings). */
   let pendingSeen: PendingKinds = { any: true, traces: false, nativeTraces: false }
@@ -64,6 +66,7 @@ export function createBlockReads(deps: {
 
   return {
     prepare(header) {
+      if (pendingSeen.any) deps.alsoAhead?.(header.hash)
       const receipts = pendingSeen.any ? readAhead(header.hash) : none
       prepared = { hash: header.hash.toLowerCase(), receipts }
     },
@@ -72,6 +75,7 @@ export function createBlockReads(deps: {
       prepared = undefined
       if (early) return early
       const ahead = latest && pendingSeen.any && block.transactions.length > 1
+      if (ahead) deps.alsoAhead?.(block.hash)
       return { receipts: ahead ? readAhead(block.hash) : none }
     },
     async candidates(block) {

@@ -63,6 +63,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   const evidence = createEvidenceReader(handle.client)
   // The one writer of `tracking_matches` for this chain's verdicts and blocks.
   const matches = createMatchStore(db, clock)
+  const quorum = chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger, clock }) : undefined
   const verdicts = createVerdicts({
     matches,
     chain: chain.name,
@@ -72,7 +73,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     metrics,
     isCanonical: async (number, hash) => (await reader.header(number))?.hash.toLowerCase() === hash.toLowerCase(),
-    quorum: chain.quorum > 1 ? createEvidenceQuorum({ handle, evidence, logger, clock }) : undefined,
+    quorum,
     deliveries: deps.deliveries,
   })
   const successes = createSuccessWatcher({
@@ -104,6 +105,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
     logger,
     clock,
     onBlockProcessed: deps.onBlockProcessed,
+    prepareQuorum: quorum && ((blockHash) => quorum.prepare(blockHash)),
   })
   const identity = createIdentityCheck({ handle, db, clock, logger })
   const current = createChainRunner({

@@ -44,6 +44,8 @@ export interface ChainProcessorDeps {
   clock: () => Date
   /** Told after each block (benchmarks, diagnostics). */
   onBlockProcessed?: (info: BlockProcessed) => void
+  /** The quorum's reads of a block that may carry payments, started with its own (evidence-quorum.ts). */
+  prepareQuorum?: (blockHash: string) => void
 }
 
 export interface BlockProcessed {
@@ -158,7 +160,14 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     return fresh < block.number ? fresh : block.number
   }
 
-  const reads = createBlockReads({ chain: deps.chain, db: deps.db, matches, receipts: deps.receipts, successes: deps.successes })
+  const reads = createBlockReads({
+    chain: deps.chain,
+    db: deps.db,
+    matches,
+    receipts: deps.receipts,
+    successes: deps.successes,
+    alsoAhead: deps.prepareQuorum,
+  })
 
   /**
    * A block's own payments: the trackings whose (sender, nonce) or hash it holds, and (with nonce-less

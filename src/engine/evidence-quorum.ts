@@ -27,6 +27,12 @@ export type QuorumOutcome =
 export interface EvidenceQuorum {
   /** Checks the evidence of a would-be final verdict with the chain's providers (quorum 1: agreed at once, no request). */
   confirm(expectation: Expectation, match: TrackingMatch): Promise<QuorumOutcome>
+  /**
+   * A block the chain's pending trackings may be paid in was announced: the voters a verdict in it would ask
+   * (the providers ranked after the one that reads the block) are asked for its receipts now, beside the
+   * block's own read, so that its verdicts wait for no round trip of the quorum.
+   */
+  prepare(blockHash: string): void
 }
 
 /** The judged transaction of a match (the nonce's consumer, else the given transaction). */
@@ -149,6 +155,9 @@ export function createEvidenceQuorum(deps: {
   }
 
   return {
+    prepare(blockHash) {
+      for (const i of pool.order().slice(1, handle.config.quorum)) receipts.prepare(i, blockHash)
+    },
     async confirm(expectation, match) {
       const quorum = handle.config.quorum
       if (quorum <= 1) return { outcome: 'agreed' }
@@ -209,11 +218,11 @@ export function createEvidenceQuorum(deps: {
         })
       // Lagging providers are ranked last: asked only when the others did not make a quorum, and a
       // provider that has not reached the block answers null, which is no answer.
-      await askAll(
-        pool.order().filter((i) => i !== source),
-        quorum - (source === undefined ? 0 : 1),
-        true,
-      )
+      // Providers asked for the block's receipts at its announcement first (the ones ranked first then): their
+      // votes cost no request more, where a ranking changed since would ask another provider for them again.
+      const ranked = pool.order().filter((i) => i !== source)
+      const prepared = checked && judged ? ranked.filter((i) => receipts.asked(i, judged.blockHash)) : []
+      await askAll([...prepared, ...ranked.filter((i) => !prepared.includes(i))], quorum - (source === undefined ? 0 : 1), true)
       let decided = decidedOf()
       const asked = new Set([...groups.values()].flatMap((g) => g.providers))
       if (decided !== undefined && judgedPrint !== decided) {

@@ -14,6 +14,10 @@ export interface QuorumReceipts {
    * asked for the receipt itself: its own view is its vote. Null: the provider does not know the receipt.
    */
   receipt(i: number, hash: string, blockHash: string | undefined): Promise<TransactionReceipt | null>
+  /** Asks provider `i` for block `blockHash`'s receipts now, for the verdicts it may carry (unless it does not offer them). */
+  prepare(i: number, blockHash: string): void
+  /** Whether provider `i`'s receipts of block `blockHash` are asked already (held, or on their way). */
+  asked(i: number, blockHash: string): boolean
 }
 
 /**
@@ -34,8 +38,11 @@ export function createQuorumReceipts(clients: readonly PublicClient[]): QuorumRe
       ).then((raw) => (raw ? new Map(raw.map((receipt) => [String(receipt.transactionHash).toLowerCase(), receipt])) : null))
       blocks.set(key, read)
       if (blocks.size > KEPT_BLOCKS * clients.length) blocks.delete(blocks.keys().next().value!)
-      // A failure is this time's: the next verdict asks again.
-      read.catch(() => blocks.delete(key))
+      // A failure is this time's: the next verdict asks again. A provider without the method is asked for single receipts.
+      read.catch((error: unknown) => {
+        blocks.delete(key)
+        if (isMethodUnavailable(error)) unsupported.add(i)
+      })
     }
     return read
   }
@@ -54,11 +61,14 @@ export function createQuorumReceipts(clients: readonly PublicClient[]): QuorumRe
         inBlock = await ofBlock(i, blockHash)
       } catch (error) {
         if (!isMethodUnavailable(error)) throw error
-        unsupported.add(i)
         return single(i, hash)
       }
       const raw = inBlock?.get(hash.toLowerCase())
       return raw ? formatTransactionReceipt(raw) : single(i, hash)
+    },
+    asked: (i, blockHash) => blocks.has(`${i}:${blockHash.toLowerCase()}`),
+    prepare(i, blockHash) {
+      if (!unsupported.has(i)) void ofBlock(i, blockHash).catch(() => {})
     },
   }
 }
