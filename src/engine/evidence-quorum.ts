@@ -30,7 +30,8 @@ export interface EvidenceQuorum {
   /**
    * A block the chain's pending trackings may be paid in was announced: the voters a verdict in it would ask
    * (the providers ranked after the one that reads the block) are asked for its receipts now, beside the
-   * block's own read, so that its verdicts wait for no round trip of the quorum.
+   * block's own read, so that its verdicts wait for no round trip of the quorum (not while blocks come and
+   * go without a verdict: quorum-receipts.ts).
    */
   prepare(blockHash: string): void
 }
@@ -156,7 +157,7 @@ export function createEvidenceQuorum(deps: {
 
   return {
     prepare(blockHash) {
-      for (const i of pool.order().slice(1, handle.config.quorum)) receipts.prepare(i, blockHash)
+      receipts.prepare(pool.order().slice(1, handle.config.quorum), blockHash)
     },
     async confirm(expectation, match) {
       const quorum = handle.config.quorum

@@ -5,6 +5,12 @@ type RawReceipt = Parameters<typeof formatTransactionReceipt>[0]
 
 /** Blocks' receipts kept per provider (the newest): a block's verdicts are confirmed together, or within a few blocks. */
 const KEPT_BLOCKS = 4
+/**
+ * Blocks announced in a row whose receipts were asked at their announcement and no verdict of theirs came
+ * (a chain where payments are rare, or wait for more confirmations than one): then no more are asked so
+ * until a verdict on one of the newest two blocks asks for its receipts (it paid a round trip for them).
+ */
+const IDLE_AFTER = 16
 
 export interface QuorumReceipts {
   /**
@@ -14,8 +20,12 @@ export interface QuorumReceipts {
    * asked for the receipt itself: its own view is its vote. Null: the provider does not know the receipt.
    */
   receipt(i: number, hash: string, blockHash: string | undefined): Promise<TransactionReceipt | null>
-  /** Asks provider `i` for block `blockHash`'s receipts now, for the verdicts it may carry (unless it does not offer them). */
-  prepare(i: number, blockHash: string): void
+  /**
+   * Block `blockHash` was announced: `voters` are asked for its receipts now, for the verdicts it may carry
+   * (those that offer the method), unless `IDLE_AFTER` blocks in a row were asked so and no verdict came in
+   * any of them.
+   */
+  prepare(voters: readonly number[], blockHash: string): void
   /** Whether provider `i`'s receipts of block `blockHash` are asked already (held, or on their way). */
   asked(i: number, blockHash: string): boolean
 }
@@ -28,6 +38,9 @@ export interface QuorumReceipts {
 export function createQuorumReceipts(clients: readonly PublicClient[]): QuorumReceipts {
   const blocks = new Map<string, Promise<Map<string, RawReceipt> | null>>()
   const unsupported = new Set<number>()
+  /** The newest two blocks announced, and how many in a row were asked for at their announcement to no verdict. */
+  const announced: string[] = []
+  let idle = 0
 
   const ofBlock = (i: number, blockHash: string): Promise<Map<string, RawReceipt> | null> => {
     const key = `${i}:${blockHash.toLowerCase()}`
@@ -55,6 +68,7 @@ export function createQuorumReceipts(clients: readonly PublicClient[]): QuorumRe
 
   return {
     async receipt(i, hash, blockHash) {
+      if (blockHash !== undefined && announced.includes(blockHash.toLowerCase())) idle = 0
       if (blockHash === undefined || unsupported.has(i)) return single(i, hash)
       let inBlock: Map<string, RawReceipt> | null
       try {
@@ -67,8 +81,12 @@ export function createQuorumReceipts(clients: readonly PublicClient[]): QuorumRe
       return raw ? formatTransactionReceipt(raw) : single(i, hash)
     },
     asked: (i, blockHash) => blocks.has(`${i}:${blockHash.toLowerCase()}`),
-    prepare(i, blockHash) {
-      if (!unsupported.has(i)) void ofBlock(i, blockHash).catch(() => {})
+    prepare(voters, blockHash) {
+      announced.unshift(blockHash.toLowerCase())
+      announced.length = Math.min(announced.length, 2)
+      if (idle >= IDLE_AFTER) return
+      idle++
+      for (const i of voters) if (!unsupported.has(i)) void ofBlock(i, blockHash).catch(() => {})
     },
   }
 }

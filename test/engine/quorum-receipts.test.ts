@@ -1,6 +1,7 @@
 // The quorum's receipts (src/engine/quorum-receipts.ts) against Anvil behind counting proxies: a provider is
 // asked for a block's receipts once for all the verdicts of that block; it is asked for a receipt by hash when
-// it does not know the block, places the transaction elsewhere, or does not offer eth_getBlockReceipts.
+// it does not know the block, places the transaction elsewhere, or does not offer eth_getBlockReceipts. A block
+// announced is asked of the voters at once, unless 16 blocks in a row were asked so to no verdict.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { createPublicClient, http, parseEther, type Hash } from 'viem'
@@ -73,4 +74,20 @@ test('a provider without eth_getBlockReceipts: receipts by hash, learned once', 
   } finally {
     proxies[1]!.setCallRefusal(null)
   }
+})
+
+test('blocks announced: the voters asked for their receipts, until 16 in a row bring no verdict; a verdict on a new one resumes it', async () => {
+  const receipts = receiptsVia()
+  const announced = Array.from({ length: 18 }, () => randomHash())
+  for (const hash of announced.slice(0, 16)) {
+    receipts.prepare([1], hash)
+    assert.ok(receipts.asked(1, hash), 'asked at the announcement')
+    assert.equal(receipts.asked(0, hash), false, 'of the voters only')
+  }
+  receipts.prepare([1], announced[16]!)
+  assert.equal(receipts.asked(1, announced[16]!), false, 'sixteen blocks without a verdict: no more asked ahead')
+  // A verdict on the newest block paid a round trip for its receipts (here: asked, then by hash).
+  await receipts.receipt(1, block.transactions[0]!, announced[16]!)
+  receipts.prepare([1], announced[17]!)
+  assert.ok(receipts.asked(1, announced[17]!), 'asked ahead again')
 })
