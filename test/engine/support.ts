@@ -101,7 +101,7 @@ export async function createPayment(
 export async function createTrace(
   service: TestService,
   apiKey: string,
-  trace: { token: string; receiver: Address; amount: string; afterBlock: bigint },
+  trace: { token: string; receiver: Address; amount: string; afterBlock: bigint; deadline?: bigint },
 ): Promise<string> {
   const secretId = `trace-${process.pid}-${++counter}-${Math.random().toString(36).slice(2)}`
   const payload = {
@@ -112,6 +112,7 @@ export async function createTrace(
     after_block: String(trace.afterBlock),
     secret_id: secretId,
     callback: 'https://merchant.example/callback',
+    ...(trace.deadline === undefined ? {} : { deadline: Number(trace.deadline) }),
   }
   const response = await service.api(apiKey, { method: 'POST', url: '/v2/payments', payload })
   assert.equal(response.statusCode, 201, response.body)

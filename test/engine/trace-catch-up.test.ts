@@ -113,6 +113,27 @@ test('a native trace created 100 blocks late: its older blocks searched by trace
   assert.ok(blocks.length <= 8, `the paying blocks and the newest 4 read, not 64: ${blocks.length} blocks`)
 })
 
+test('a native trace created 100 blocks late whose deadline passed before its payment: searched by trace_filter, it times out', async () => {
+  const { apiKey } = await service.newAccount()
+  const payer = anvil.accounts[1]!
+  const receiver = freshAddress()
+  const afterBlock = await anvil.publicClient.getBlockNumber()
+  const start = (await anvil.publicClient.getBlock({ blockNumber: afterBlock })).timestamp
+  // Blocks a second apart; the 70th pays in full, 30 s after the deadline.
+  await anvil.testClient.mine({ blocks: 69, interval: 1 })
+  const paying = await payer.wallet.sendTransaction({ to: receiver, value: parseEther('0.5') })
+  await anvil.testClient.mine({ blocks: 30 })
+  await engineAtHead(service, anvil)
+
+  proxy.reset()
+  const id = await createTrace(service, apiKey, { token: NATIVE, receiver, amount: '0.5', afterBlock, deadline: start + 40n })
+  const final = await waitForFinal(service, apiKey, id)
+  assert.equal(final.status, 'failed')
+  assert.equal(final.failed_reason, 'TRACKING_TIMED_OUT')
+  assert.notEqual(final.transaction, lower(paying))
+  assert.equal(proxy.requests.flatMap(callsOf).filter((call) => call.method === 'trace_filter').length, 1, 'searched, not read one by one')
+})
+
 test('a token trace 20 blocks late: older blocks searched by its transfers, the newest 4 by hash, which a lagging range answer does not hide', async () => {
   const usdc = await deployToken(anvil, 'USD Coin', 'USDC', 6)
   await mintToken(anvil, usdc, anvil.accounts[1]!.address, 100_000_000n)
