@@ -11,11 +11,13 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { createReceiptSource } from './block-evidence.ts'
 import { fillIdentity } from '../store/nonceless-trackings.ts'
+import { oweTraceSearch } from '../store/trace-searches.ts'
 import { catchUpTrace, type CatchUpRange } from './trace-catch-up.ts'
+import { createTraceSearches, type TraceSearches } from './trace-searches.ts'
 import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
-import type { FastPathDeps } from './fast-path.ts'
+import { searchPassedBlocks, type FastPathDeps } from './fast-path.ts'
 import { sendRpcBatch } from '../chain/rpc-batch.ts'
 import { numberToHex } from 'viem'
 import type { LeaderLock } from './leader-lock.ts'
@@ -32,6 +34,8 @@ export interface ChainContext {
   runner: ChainRunner
   lock: LeaderLock
   fastPath: FastPathDeps
+  /** The searches owed to nonce-less traces of the blocks the follower passed before they were stored. */
+  traceSearches: TraceSearches
   /** Heads, capabilities and identity of the chain's providers, probed in the background. */
   monitor: ProviderMonitor
 }
@@ -89,8 +93,12 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   // Read on demand: the fast path's checks, and a block whose own payments wait for finality.
   const finality = createFinality(chain, reader, logger)
   // A trace matched by receiver in blocks passed without it: a new one (the fast path) or one whose match was dropped.
-  const catchUp = (tracking: Tracking, range: CatchUpRange) =>
-    catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, range)
+  const catchUp = async (tracking: Tracking, range: CatchUpRange) => {
+    const outcome = await catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, range)
+    // Stopped short of its range: the rest is owed, and the follower's next poll goes on with it.
+    if (outcome.next !== undefined) await oweTraceSearch(db, tracking.id, chain.name, outcome.next)
+    return outcome.judged
+  }
   const processor = createChainProcessor({
     matches,
     chain: chain.name,
@@ -130,37 +138,39 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
       return current.headsSubscribed && syncedAt !== undefined && Date.now() - syncedAt < probeMs
     },
   })
-  return {
-    handle,
+  const fastPath: FastPathDeps = {
+    chain: chain.name,
     reader,
-    runner: current,
-    lock,
-    monitor,
-    fastPath: {
-      chain: chain.name,
-      reader,
-      evidence,
-      verdicts,
-      finality,
-      followerHead: () => current.follower?.state.head?.number,
-      seenHead: () => current.follower?.state.seen,
-      followerReached: (number) => current.follower?.reached(number) ?? Promise.resolve(false),
-      transactionCounts: async (senders, block) => {
-        const answers = await sendRpcBatch(
-          chain.rpc,
-          handle.client,
-          senders.map((sender) => ({ method: 'eth_getTransactionCount', params: [sender, numberToHex(block)] })),
-        )
-        return answers.map((answer) => ('result' in answer && typeof answer.result === 'string' ? BigInt(answer.result) : null))
-      },
-      exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
-      fillIdentity: (tracking, sender, nonce) =>
-        // A concurrent create took that identity first (unique violation): judged by its hash alone.
-        fillIdentity(db, tracking.id, sender, nonce).catch((error: { code?: string }) => {
-          if (error?.code === '23505') return undefined
-          throw error
-        }),
-      catchUp: (tracking, upTo, head, finalized) => catchUp(tracking, { from: tracking.afterBlock + 1n, upTo, head, finalized }),
+    evidence,
+    verdicts,
+    finality,
+    followerHead: () => current.follower?.state.head?.number,
+    seenHead: () => current.follower?.state.seen,
+    followerReached: (number) => current.follower?.reached(number) ?? Promise.resolve(false),
+    transactionCounts: async (senders, block) => {
+      const answers = await sendRpcBatch(
+        chain.rpc,
+        handle.client,
+        senders.map((sender) => ({ method: 'eth_getTransactionCount', params: [sender, numberToHex(block)] })),
+      )
+      return answers.map((answer) => ('result' in answer && typeof answer.result === 'string' ? BigInt(answer.result) : null))
     },
+    exclusive: (work) => (current.follower ? current.exclusive(work) : work()),
+    fillIdentity: (tracking, sender, nonce) =>
+      // A concurrent create took that identity first (unique violation): judged by its hash alone.
+      fillIdentity(db, tracking.id, sender, nonce).catch((error: { code?: string }) => {
+        if (error?.code === '23505') return undefined
+        throw error
+      }),
+    catchUp,
+    searchTrace: (tracking) => traceSearches.run(tracking),
   }
+  const traceSearches = createTraceSearches({
+    db,
+    chain: chain.name,
+    logger,
+    following: () => current.status === 'following',
+    search: (tracking, from) => searchPassedBlocks(fastPath, tracking, from),
+  })
+  return { handle, reader, runner: current, lock, monitor, fastPath, traceSearches }
 }

@@ -36,8 +36,13 @@ export interface FastPathDeps {
    * (the updated tracking; undefined when they could not be, see fillIdentity).
    */
   fillIdentity?: (tracking: Tracking, sender: string, nonce: bigint) => Promise<Tracking | undefined>
-  /** A nonce-less trace: the blocks the follower passed before it existed, matched by receiver (trace-catch-up.ts). */
-  catchUp?: (tracking: Tracking, upTo: bigint, head: bigint, finalized: bigint) => Promise<boolean>
+  /**
+   * A nonce-less trace: blocks the follower passed before it existed, matched by receiver from `range.from`
+   * (trace-catch-up.ts); whether it judged the trace.
+   */
+  catchUp?: (tracking: Tracking, range: { from: bigint; upTo: bigint; head: bigint; finalized: bigint }) => Promise<boolean>
+  /** A new nonce-less trace: the search owed to it, run now (trace-searches.ts, which calls `searchPassedBlocks`). */
+  searchTrace?: (tracking: Tracking) => Promise<FastPathResult>
   /**
    * The transaction counts of many senders at one block, in one JSON-RPC batch (null where that call
    * failed); without it every new tracking is checked on its own.
@@ -55,7 +60,7 @@ export type FastPathResult = 'judged' | 'waiting'
  * to come will find it. RPC failures throw (retryable): the caller tries again later.
  */
 export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
-  if (tracking.nonce === null && !tracking.transaction) return catchUpNewTrace(deps, tracking)
+  if (tracking.nonce === null && !tracking.transaction) return deps.searchTrace ? deps.searchTrace(tracking) : 'waiting'
   const head = await latestNotBehind(deps)
   if (tracking.nonce === null) {
     // A named transaction, once seen (pending or mined), fixes the sender and nonce: the block that
@@ -99,22 +104,24 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
 
 /**
  * A trace (no nonce, no transaction) is found by receiver: by the blocks to come, and by a catch-up over
- * the blocks this node's follower read before it was stored (a node that does not follow the chain leaves
- * them to the one that does). A block's pending trackings are read at its notification, before the block
- * is processed (block-reads.ts): every block read so before the trace was stored is at or below the head
- * the follower has seen now, and those above it will know the trace. So the catch-up waits until the
- * follower processed that head (a block read without the trace could otherwise be processed after the
- * catch-up had looked), then runs up to it, in turn with the follower.
+ * the blocks from `from` (after its `after_block`) this node's follower read before it was stored. A node
+ * that does not follow the chain leaves them to the one that does (undefined): the search stays owed
+ * (trace-searches.ts). A block's pending trackings are read at its notification, before the block is
+ * processed (block-reads.ts): every block read so before the trace was stored is at or below the head the
+ * follower has seen now, and those above it will know the trace. So the catch-up waits until the follower
+ * processed that head (a block read without the trace could otherwise be processed after the catch-up had
+ * looked), then runs up to it, in turn with the follower. Whether it judged the trace.
  */
-async function catchUpNewTrace(deps: FastPathDeps, tracking: Tracking): Promise<FastPathResult> {
+export async function searchPassedBlocks(deps: FastPathDeps, tracking: Tracking, from: bigint): Promise<boolean | undefined> {
   const seen = deps.seenHead?.() ?? deps.followerHead()
-  if (!deps.catchUp || seen === undefined || seen <= tracking.afterBlock) return 'waiting'
+  if (!deps.catchUp || seen === undefined) return undefined
+  if (seen < from) return false
   if (deps.followerReached && !(await deps.followerReached(seen))) {
     throw new RetryableChainError(`the follower has not processed block ${seen}, which it had seen, yet`)
   }
   const head = await latestNotBehind(deps)
   const finalized = (await deps.finality.at(head)) ?? 0n
-  return (await deps.exclusive(() => deps.catchUp!(tracking, seen, head, finalized))) ? 'judged' : 'waiting'
+  return deps.exclusive(() => deps.catchUp!(tracking, { from, upTo: seen, head, finalized }))
 }
 
 /**

@@ -21,8 +21,17 @@ export interface TraceCatchUpDeps {
   evidence: EvidenceReader
   receipts: ReceiptSource
   verdicts: Verdicts
-  /** Most blocks read one by one for one trace (a block and its logs, or its receipts for a native trace, each). */
+  /** Most blocks read one by one in one call (a block and its logs, or its receipts for a native trace, each). */
   maxBlocks?: number
+}
+
+/**
+ * How a catch-up ended: whether it judged the trace (a payment or the deadline found) and, when it stopped
+ * short of its range (the most blocks one turn reads or searches), the first block it did not look at.
+ */
+export interface CatchUpOutcome {
+  judged: boolean
+  next?: bigint
 }
 
 /** The blocks a catch-up reads, from `from` up to `upTo` (later ones are the follower's), and the chain's position. */
@@ -36,8 +45,8 @@ export interface CatchUpRange {
 }
 
 /**
- * Most blocks a trace's catch-up searches (`transferBlocks` or `nativeValueBlocks`, 2,000 a request): 50
- * requests in one block's turn at most.
+ * Most blocks a trace's catch-up searches in one call (`transferBlocks` or `nativeValueBlocks`, 2,000 a
+ * request): 50 requests in one turn of the follower at most; the rest are left to the next call.
  */
 const MAX_SEARCH_BLOCKS = 100_000n
 
@@ -61,24 +70,24 @@ const TAIL_BLOCKS = 4n
  * log); a native trace's, the blocks where a call moved native value to its receiver (`trace_filter`, where
  * the RPC offers it). Those blocks, and the first block past its deadline, are the only ones that can decide
  * it. Where the RPC offers no search of native value, a native trace's blocks are read one by one, up to
- * `maxBlocks` of them (its payment may emit no log). Returns whether a payment or the deadline was found
- * (then judged); RPC failures throw, for the caller to try again.
+ * `maxBlocks` of them in one call, and the rest are left to the next (`next`): its payment may emit no log.
+ * RPC failures throw, for the caller to try again.
  */
-export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<boolean> {
+export async function catchUpTrace(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange): Promise<CatchUpOutcome> {
   const native = paysNative(tracking)
   if (range.upTo - range.from < TAIL_BLOCKS) return readInOrder(deps, tracking, range, native)
   const tailFrom = range.upTo - TAIL_BLOCKS + 1n
-  // Past the most a search covers, the blocks after it are not searched: nor is the tail.
+  // Past the most a search covers, the blocks after it (the tail too) are left to the next call.
   const capped = tailFrom - range.from > MAX_SEARCH_BLOCKS
   const older = { ...range, upTo: capped ? range.from + MAX_SEARCH_BLOCKS - 1n : tailFrom - 1n }
   const found = await searchPayments(deps, tracking, older, native)
   if (found === undefined) return readInOrder(deps, tracking, range, native)
-  if (found) return true
-  return capped ? false : readInOrder(deps, tracking, { ...range, from: tailFrom }, native)
+  if (found) return { judged: true }
+  return capped ? { judged: false, next: older.upTo + 1n } : readInOrder(deps, tracking, { ...range, from: tailFrom }, native)
 }
 
 /** Blocks matched one by one in chain order, up to `maxBlocks` of them. */
-async function readInOrder(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange, native: boolean): Promise<boolean> {
+async function readInOrder(deps: TraceCatchUpDeps, tracking: Tracking, range: CatchUpRange, native: boolean): Promise<CatchUpOutcome> {
   const { from, upTo } = range
   const last = from + BigInt(deps.maxBlocks ?? 64) - 1n
   const end = upTo < last ? upTo : last
@@ -93,10 +102,10 @@ async function readInOrder(deps: TraceCatchUpDeps, tracking: Tracking, range: Ca
     }
     const { block, receipts } = await reads.get(number)!
     reads.delete(number)
-    if (tracking.deadline !== null && block.timestamp > tracking.deadline) return timeOut(deps, tracking, block, range)
-    if (await paidIn(deps, tracking, block, range, receipts)) return true
+    if (tracking.deadline !== null && block.timestamp > tracking.deadline) return { judged: await timeOut(deps, tracking, block, range) }
+    if (await paidIn(deps, tracking, block, range, receipts)) return { judged: true }
   }
-  return false
+  return end < upTo ? { judged: false, next: end + 1n } : { judged: false }
 }
 
 /**

@@ -212,6 +212,14 @@ export interface TrackingMatchesTable {
   matched_at: Generated<Timestamp>
 }
 
+/** Migration 0039: a trace's search of the blocks its chain's follower passed before it was stored, still owed. */
+export interface TraceSearchesTable {
+  tracking_id: string
+  blockchain: string
+  from_block: ColumnType<string, string | bigint, string | bigint>
+  created_at: Generated<Timestamp>
+}
+
 /** Migration 0011: a success whose inclusion block is not final yet (watched for reorgs). */
 export interface SuccessWatchesTable {
   tracking_id: string
@@ -276,6 +284,7 @@ export interface Database {
   chain_leases: ChainLeasesTable
   chain_identities: ChainIdentitiesTable
   tracking_matches: TrackingMatchesTable
+  trace_searches: TraceSearchesTable
   success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable
   dashboard_sessions: DashboardSessionsTable

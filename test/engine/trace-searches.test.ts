@@ -1,0 +1,157 @@
+// A trace stored after the chain's follower passed its `after_block` is owed a search of the blocks passed
+// without it (src/engine/trace-searches.ts). The search is a row stored with the trace, and the follower runs
+// the rows no one runs: where the node that stored the trace stopped before its search succeeded, where that
+// node does not follow the chain (another node of the cluster does), and where a search read only part of its
+// blocks in one turn (a native trace's, read one by one where no provider offers trace_filter). Before, the
+// search was owed in memory by the storing node alone, and each of these traces stayed pending.
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, test } from 'node:test'
+import { sql } from 'kysely'
+import { parseEther } from 'viem'
+import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
+import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
+import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
+import type { TestService } from '../support/service.ts'
+import {
+  createTrace,
+  engineAtHead,
+  freshAddress,
+  lower,
+  NATIVE,
+  readPayment,
+  startEngineService,
+  waitFor,
+  waitForFinal,
+} from './support.ts'
+
+const NO_TRACE_FILTER = { code: -32601, message: 'the method trace_filter does not exist/is not available' }
+const BUSY = { code: -32603, message: 'internal error: the node is busy' }
+
+const owedSearches = async (service: TestService): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM trace_searches`.execute(service.database.db)
+  return rows[0]!.n
+}
+
+describe('one service, restarted', () => {
+  let anvil: Anvil
+  let proxy: RpcProxy
+  let databaseUrl: string | null
+  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-trace-searches-'))
+  const running: TestService[] = []
+
+  before(async () => {
+    anvil = await startAnvil()
+    proxy = await startRpcProxy(anvil.rpcUrl)
+    databaseUrl = await createFreshDatabaseUrl()
+    if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
+  })
+  after(async () => {
+    for (const service of running) await service.close()
+    if (databaseUrl) await dropDatabase(databaseUrl)
+    rmSync(dataDir, { recursive: true, force: true })
+    await proxy?.close()
+    await anvil?.stop()
+  })
+
+  /** The service on the same database every time (PostgreSQL when DATABASE_URL is set, else PGlite on disk). */
+  const start = async (): Promise<TestService> => {
+    const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : { PAYWATCH_DATA_DIR: dataDir }
+    const service = await startEngineService(anvil, { env, chain: { rpc: [proxy.url] } })
+    running.push(service)
+    return service
+  }
+  const stop = async (service: TestService) => {
+    await service.close()
+    running.splice(running.indexOf(service), 1)
+  }
+
+  test('a search that failed until the service stopped is run by the service started next', async (t) => {
+    t.after(() => proxy.setCallRefusal(null))
+    const first = await start()
+    const { apiKey } = await first.newAccount()
+    const receiver = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const paid = await sendNative(anvil, anvil.accounts[1]!, receiver, parseEther('0.5'))
+    await engineAtHead(first, anvil)
+
+    // Every block asked by number is refused: the search of the trace's block fails, again and again.
+    proxy.setCallRefusal((call) => (call.method === 'eth_getBlockByNumber' && String(call.params[0]).startsWith('0x') ? BUSY : null))
+    proxy.reset()
+    const secretId = await createTrace(first, apiKey, { token: NATIVE, receiver, amount: '0.5', afterBlock })
+    await waitFor('the search to ask for the paying block', async () =>
+      proxy.requests.some((r) => r.raw.includes(`"0x${paid.blockNumber.toString(16)}"`)) ? true : undefined,
+    )
+    assert.equal(await owedSearches(first), 1, 'the search is owed while it fails')
+    await stop(first)
+    proxy.setCallRefusal(null)
+
+    const second = await start()
+    const record = await waitForFinal(second, apiKey, secretId)
+    assert.equal(record.status, 'success')
+    assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
+    await waitFor('the owed search to be settled', async () => ((await owedSearches(second)) === 0 ? true : undefined))
+    await stop(second)
+  })
+
+  test('a native trace 100 blocks late without trace_filter: its blocks are read 64 a turn until its payment', async (t) => {
+    proxy.setCallRefusal((call) => (call.method === 'trace_filter' ? NO_TRACE_FILTER : null))
+    t.after(() => proxy.setCallRefusal(null))
+    const service = await start()
+    const { apiKey } = await service.newAccount()
+    const receiver = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    await mine(anvil, 89)
+    const paid = await sendNative(anvil, anvil.accounts[1]!, receiver, parseEther('0.5'))
+    assert.equal(paid.blockNumber, afterBlock + 90n)
+    await mine(anvil, 10)
+    await engineAtHead(service, anvil)
+
+    const secretId = await createTrace(service, apiKey, { token: NATIVE, receiver, amount: '0.5', afterBlock })
+    const record = await waitForFinal(service, apiKey, secretId, 30_000)
+    assert.equal(record.status, 'success', 'found in the second turn: the first read blocks 1 to 64')
+    assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
+    await waitFor('the owed search to be settled', async () => ((await owedSearches(service)) === 0 ? true : undefined))
+    await stop(service)
+  })
+})
+
+describe('two services on one database', onPostgres, () => {
+  let anvil: Anvil
+  let url: string
+  const services: TestService[] = []
+
+  before(async () => {
+    anvil = await startAnvil()
+    url = (await createFreshDatabaseUrl())!
+    for (let i = 0; i < 2; i++) services.push(await startEngineService(anvil, { env: { DATABASE_URL: url } }))
+  })
+  after(async () => {
+    for (const service of services) await service.close()
+    if (url) await dropDatabase(url)
+    await anvil?.stop()
+  })
+
+  test('a trace stored on the node that does not follow the chain is searched by the one that does', async () => {
+    const statuses = () => services.map((s) => s.engine.runner('ethereum')!.status)
+    await waitFor('one node to follow', async () => (statuses().includes('following') ? true : undefined))
+    const leader = services.find((s) => s.engine.runner('ethereum')!.status === 'following')!
+    const standby = services.find((s) => s !== leader)!
+
+    const { apiKey } = await standby.newAccount()
+    const receiver = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const paid = await sendNative(anvil, anvil.accounts[1]!, receiver, parseEther('0.5'))
+    await engineAtHead(leader, anvil)
+
+    const secretId = await createTrace(standby, apiKey, { token: NATIVE, receiver, amount: '0.5', afterBlock })
+    assert.equal((await readPayment(standby, apiKey, secretId)).status, 'pending')
+    // No block is mined from here: only the follower's search of the blocks it passed can find the payment.
+    const record = await waitForFinal(standby, apiKey, secretId)
+    assert.equal(record.status, 'success')
+    assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
+  })
+})
