@@ -8,6 +8,7 @@ import { sql } from 'kysely'
 import { createChainEngine } from '../src/engine/chain-engine.ts'
 import { startAnvil } from '../test/support/index.ts'
 import { startTestService } from '../test/support/service.ts'
+import { forgetOwedChecks } from './bulk-pending.ts'
 
 const BEHIND = Number(process.env.BENCH_BEHIND ?? 10_000)
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
@@ -28,6 +29,7 @@ try {
       '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
       CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g) || md5('k' || g) END, 'pending', now(), now()
     FROM generate_series(1, ${PENDING}::int) AS g`.execute(service.database.db)
+  await forgetOwedChecks(service.database.db)
   await sql`ANALYZE trackings`.execute(service.database.db)
 
   let processed = 0

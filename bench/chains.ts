@@ -13,6 +13,7 @@ import type { BlockProcessed } from '../src/engine/chain-processor.ts'
 import { createChainEngine } from '../src/engine/chain-engine.ts'
 import { startAnvil, type Anvil } from '../test/support/index.ts'
 import { startTestService } from '../test/support/service.ts'
+import { forgetOwedChecks } from './bulk-pending.ts'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60)
 const PENDING = Number(process.env.BENCH_PENDING ?? 10_000)
@@ -73,6 +74,7 @@ try {
         '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${NATIVE}, 18, 'confirmed', 1, 0, '1',
         CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g || ${name}) || md5('k' || g) END, 'pending', now(), now()
       FROM generate_series(1, ${PENDING}::int) AS g`.execute(service.database.db)
+    await forgetOwedChecks(service.database.db)
   }
   await sql`ANALYZE trackings`.execute(service.database.db)
 

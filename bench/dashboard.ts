@@ -11,6 +11,7 @@ import { startAnvil } from '../test/support/anvil.ts'
 import { startEngineService } from '../test/engine/support.ts'
 import { ADMIN_TOKEN } from '../test/support/service.ts'
 import { chromiumMissing, listenOn, openBrowser, signIn } from '../test/dashboard/browser.ts'
+import { forgetOwedChecks } from './bulk-pending.ts'
 
 const trackings = Number(process.env.BENCH_TRACKINGS ?? 100_000)
 const loads = Number(process.env.BENCH_LOADS ?? 20)
@@ -44,6 +45,7 @@ try {
       now() - (i % 10800) * interval '1 second' - interval '5 seconds',
       now() - (i % 10800) * interval '1 second'
     FROM generate_series(1, ${trackings}) AS i`.execute(db)
+  await forgetOwedChecks(db)
   await sql`
     INSERT INTO deliveries (id, tracking_id, reason, state, attempts, next_attempt_at, created_at, updated_at, last_attempt_at, last_status_code, finished_at)
     SELECT 'd-' || id, id, 'completed', 'delivered', 1, updated_at, updated_at, updated_at, updated_at, 200, updated_at

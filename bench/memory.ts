@@ -25,6 +25,7 @@ import { seedEmbeddedDataDir } from '../test/support/pglite-template.ts'
 import { freePort } from '../test/support/ports.ts'
 import { readStat } from './proc-cpu.ts'
 import { askChild, createAccountKey, randomPaymentBody, startChild, stopChildren } from './service-child.ts'
+import { forgetOwedChecks } from './bulk-pending.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000)
@@ -98,6 +99,7 @@ try {
       CASE WHEN g % 2 = 0 THEN '0x' || md5('h' || g) || md5('k' || g) END, 'https://merchant.example/cb',
       'pending', now(), now()
     FROM generate_series(1, ${PENDING}::int) AS g`.execute(seeding.db)
+  await forgetOwedChecks(seeding.db)
   await sql`ANALYZE trackings`.execute(seeding.db)
   await seeding.close()
 

@@ -39,6 +39,7 @@ import { readStat } from './proc-cpu.ts'
 import { installPonder, PONDER_VERSION, writePonderApp } from './peers/ponder-app.ts'
 import { startRpcCounter, type RpcCounter } from './peers/rpc-counter.ts'
 import { createAccountKey, SERVICE_MALLOC_ENV, startChild, stopChildren } from './service-child.ts'
+import { forgetOwedChecks } from './bulk-pending.ts'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const SIZES = (process.env.BENCH_PENDING ?? '1000,100000').split(',').map(Number)
@@ -198,6 +199,7 @@ async function runSize(pending: number): Promise<Figures[]> {
           '0x' || substr(md5('r' || g), 1, 32) || substr(md5('q' || g), 1, 8), ${token}, 6, 'confirmed', 1, 0, '1',
           NULL, ${`${receiverUrl}/filler`}, 'pending', now(), now()
         FROM generate_series(1, ${filler}::int) AS g`.execute(seeding.db)
+      await forgetOwedChecks(seeding.db)
       await sql`ANALYZE trackings`.execute(seeding.db)
       await seeding.close()
       const configFile = join(dataDir, 'peers-config.json')

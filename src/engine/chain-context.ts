@@ -11,9 +11,9 @@ import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
 import { createReceiptSource } from './block-evidence.ts'
 import { fillIdentity } from '../store/nonceless-trackings.ts'
-import { oweTraceSearch } from '../store/trace-searches.ts'
+import { oweSearchFrom } from '../store/owed-checks.ts'
 import { catchUpTrace, type CatchUpRange } from './trace-catch-up.ts'
-import { createTraceSearches, type TraceSearches } from './trace-searches.ts'
+import { createTraceSearch } from './trace-searches.ts'
 import { createChainProcessor, type BlockProcessed } from './chain-processor.ts'
 import { createChainRunner, type ChainRunner } from './chain-runner.ts'
 import type { EngineMetrics } from './engine-metrics.ts'
@@ -34,8 +34,6 @@ export interface ChainContext {
   runner: ChainRunner
   lock: LeaderLock
   fastPath: FastPathDeps
-  /** The searches owed to nonce-less traces of the blocks the follower passed before they were stored. */
-  traceSearches: TraceSearches
   /** Heads, capabilities and identity of the chain's providers, probed in the background. */
   monitor: ProviderMonitor
 }
@@ -95,8 +93,8 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
   // A trace matched by receiver in blocks passed without it: a new one (the fast path) or one whose match was dropped.
   const catchUp = async (tracking: Tracking, range: CatchUpRange) => {
     const outcome = await catchUpTrace({ chain: chain.name, db, reader, evidence, receipts, verdicts }, tracking, range)
-    // Stopped short of its range: the rest is owed, and the follower's next poll goes on with it.
-    if (outcome.next !== undefined) await oweTraceSearch(db, tracking.id, chain.name, outcome.next)
+    // Stopped short of its range: the rest is owed, and the follower goes on with it (fast-path-checks.ts `resume`).
+    if (outcome.next !== undefined) await oweSearchFrom(db, tracking.id, chain.name, outcome.next)
     return outcome.judged
   }
   const processor = createChainProcessor({
@@ -163,14 +161,7 @@ export function createChainContext(deps: ChainContextDeps): ChainContext {
         throw error
       }),
     catchUp,
-    searchTrace: (tracking) => traceSearches.run(tracking),
+    searchTrace: createTraceSearch({ db, search: (tracking, from) => searchPassedBlocks(fastPath, tracking, from) }),
   }
-  const traceSearches = createTraceSearches({
-    db,
-    chain: chain.name,
-    logger,
-    following: () => current.status === 'following',
-    search: (tracking, from) => searchPassedBlocks(fastPath, tracking, from),
-  })
-  return { handle, reader, runner: current, lock, monitor, fastPath, traceSearches }
+  return { handle, reader, runner: current, lock, monitor, fastPath }
 }

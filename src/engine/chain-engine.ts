@@ -33,8 +33,8 @@ export interface ChainEngineOptions extends LeaseChannelOptions {
   fastPathConcurrency?: number
   /** Told after each processed block (benchmarks, diagnostics). */
   onBlockProcessed?: (info: BlockProcessed) => void
-  /** Pause between two polls of the searches owed to traces (trace-searches.ts); default 1 s. */
-  traceSearchPollMs?: number
+  /** Pause between two polls of the checks owed to new trackings (fast-path-checks.ts `resume`); default 1 s. */
+  owedChecksPollMs?: number
   /** Pause between two probes of every provider (heads, identity); default max(polling interval, 5 s). */
   providerProbeMs?: number
 }
@@ -59,8 +59,8 @@ export interface ChainEngine {
   quietMoment(maxWaitMs: number): Promise<void>
 }
 
-/** How long a poll of the searches owed to traces waits for a quiet moment at most. */
-const TRACE_SEARCH_QUIET_WAIT_MS = 1_000
+/** How long a poll of the checks owed to new trackings waits for a quiet moment at most. */
+const OWED_CHECKS_QUIET_WAIT_MS = 1_000
 
 /**
  * The chain tracking engine: one runner per tracked chain (followed by one node at a time, under
@@ -129,24 +129,25 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
     })
   let sweeper: NodeJS.Timeout | undefined
 
-  // The searches owed to traces, polled at the engine's quiet moments (right after a block): a poll that
-  // finds none is one indexed read of a small table, and one that finds some runs them in the follower's turn.
-  let searchPoller: NodeJS.Timeout | undefined
+  // The checks still owed on the chains this node follows, polled at the engine's quiet moments (right after a
+  // block): a poll that finds none is one read of an index of a small table.
+  let owedPoller: NodeJS.Timeout | undefined
   let waitingForQuiet = false
-  let searching: Promise<void> | undefined
-  const pollTraceSearches = () => {
-    if (waitingForQuiet || searching) return
+  let resuming: Promise<void> | undefined
+  const pollOwedChecks = () => {
+    if (waitingForQuiet || resuming) return
     waitingForQuiet = true
-    void quiet.next(TRACE_SEARCH_QUIET_WAIT_MS).then(() => {
+    void quiet.next(OWED_CHECKS_QUIET_WAIT_MS).then(() => {
       waitingForQuiet = false
-      if (searchPoller === undefined) return // stopped meanwhile
-      searching = Promise.all([...contexts.values()].map((context) => context.traceSearches.poll()))
+      if (owedPoller === undefined) return // stopped meanwhile
+      const followed = [...contexts.entries()].filter(([, context]) => context.runner.status === 'following')
+      resuming = Promise.all(followed.map(([name]) => checks.resume(name)))
         .then(
           () => undefined,
-          (error: unknown) => logger.warn({ err: error }, 'polling the searches owed to traces failed'),
+          (error: unknown) => logger.warn({ err: error }, 'reading the checks owed to new trackings failed'),
         )
         .finally(() => {
-          searching = undefined
+          resuming = undefined
         })
     })
   }
@@ -172,19 +173,19 @@ export function createChainEngine(common: Common, deps: ChainEngineDeps, options
       sweepNow()
       sweeper = setInterval(sweepNow, interval)
       sweeper.unref()
-      searchPoller = setInterval(pollTraceSearches, options.traceSearchPollMs ?? 1_000)
-      searchPoller.unref()
+      owedPoller = setInterval(pollOwedChecks, options.owedChecksPollMs ?? 1_000)
+      owedPoller.unref()
     },
     async stop() {
       checks.halt()
       deps.events.off('tracked', onTracked)
       clearInterval(sweeper)
-      clearInterval(searchPoller)
-      searchPoller = undefined
+      clearInterval(owedPoller)
+      owedPoller = undefined
       for (const context of contexts.values()) context.monitor.stop()
       await Promise.all([...contexts.values()].map((context) => context.runner.stop()))
       await checks.settle()
-      await searching
+      await resuming
       await leases.stop()
     },
     readiness: () => chainsReadiness(contexts.values(), deps.fallbackReadiness, clock),

@@ -3,8 +3,10 @@ import { failureFields } from '../chain/rpc-failure.ts'
 import { backoffPolicies, delayFor } from '../common/backoff.ts'
 import type { Clock } from '../common/clock.ts'
 import { isRetryable } from '../common/errors.ts'
+import { createLine } from '../common/line.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { Db } from '../store/infrastructure/database.ts'
+import { findOwedChecks, settleOwedChecks } from '../store/owed-checks.ts'
 import { findPendingTrackings } from '../store/tracking-matches.ts'
 import { checkNewTracking, sieveNewTrackings, type FastPathDeps } from './fast-path.ts'
 
@@ -23,8 +25,17 @@ export interface FastPathChecksDeps {
 }
 
 export interface FastPathChecks {
-  /** Checks `tracking` (its chain's next sieve round, then on its own if the sieve leaves it); resolves when this attempt is done. */
+  /**
+   * Checks `tracking` (its chain's next sieve round, then on its own if the sieve leaves it); resolves when this
+   * attempt is done (the one under way, when its check is in line or running already).
+   */
   check(tracking: Tracking): Promise<void>
+  /**
+   * Starts the checks still owed on `chain` (store/owed-checks.ts) that this node is not running: those of
+   * trackings stored by a node that stopped before checking them, and every trace's (only the chain's
+   * follower, which calls this, can search the blocks it passed). Resolves once they are in line.
+   */
+  resume(chain: string): Promise<void>
   /** No new check or retry starts from now on. */
   halt(): void
   /** Waits for the checks under way, so that none writes to a closed database. */
@@ -42,6 +53,12 @@ const WHOLE_IN_LINE = 1_000
 /** Waiting checks of one chain taken in one round: those kept by id read in one query, all sieved at once. */
 const ROUND_MOST = 5_000
 
+/** Owed checks one `resume` starts at most: the oldest. */
+const RESUME_MOST = 100
+
+/** An owed check of a tracking with a nonce or a transaction is resumed once this old: its node is checking it until then. */
+const RESUME_AFTER_MS = 10_000
+
 /** How often a chain whose next round waits for a new head looks at its follower's head (no I/O). */
 const HEAD_LOOK_MS = 20
 
@@ -49,7 +66,7 @@ const HEAD_LOOK_MS = 20
 interface Waiting {
   tracking: Tracking | string
   failures: number
-  done: () => void
+  done: (retried?: boolean) => void
 }
 
 /** One chain's waiting checks and its sieve rounds: one at a time, one per head (or per `roundGapMs`). */
@@ -81,19 +98,32 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
   let checking = 0
   let waitingWhole = 0
   let stopped = false
+  // The trackings whose check is in line, under way or waiting to be retried, and when the attempt ends: each is
+  // checked once at a time (the follower's `resume` finds the checks this node runs owed too).
+  const underWay = new Map<string, Promise<void>>()
 
-  const enqueue = (tracking: Tracking | string, chain: string, failures: number) =>
-    new Promise<void>((done) => {
-      if (stopped || !deps.chainOf(chain)) return done()
-      let state = lines.get(chain)
-      if (!state)
-        lines.set(chain, (state = { line: createLine(), rounding: false, wake: undefined, lastHead: undefined, lastAt: undefined }))
-      const whole = typeof tracking !== 'string' && waitingWhole < WHOLE_IN_LINE
-      if (whole) waitingWhole++
-      state.line.push({ tracking: whole || typeof tracking === 'string' ? tracking : tracking.id, failures, done })
-      // The creates of this turn of the event loop go in the same round.
-      if (!state.wake && !state.rounding) state.wake = setTimeout(() => wake(chain), 0)
-    })
+  const enqueue = (tracking: Tracking | string, chain: string, failures: number): Promise<void> => {
+    const id = typeof tracking === 'string' ? tracking : tracking.id
+    const current = underWay.get(id)
+    if (failures === 0 && current) return current
+    if (stopped || !deps.chainOf(chain)) return Promise.resolve()
+    let resolve!: () => void
+    const ended = new Promise<void>((settled) => (resolve = settled))
+    underWay.set(id, ended)
+    // An attempt that failed and will be retried leaves its tracking under way.
+    const done = (retried = false) => {
+      if (!retried && underWay.get(id) === ended) underWay.delete(id)
+      resolve()
+    }
+    let state = lines.get(chain)
+    if (!state) lines.set(chain, (state = { line: createLine(), rounding: false, wake: undefined, lastHead: undefined, lastAt: undefined }))
+    const whole = typeof tracking !== 'string' && waitingWhole < WHOLE_IN_LINE
+    if (whole) waitingWhole++
+    state.line.push({ tracking: whole || typeof tracking === 'string' ? tracking : tracking.id, failures, done })
+    // The creates of this turn of the event loop go in the same round.
+    if (!state.wake && !state.rounding) state.wake = setTimeout(() => wake(chain), 0)
+    return ended
+  }
 
   const wake = (name: string) => {
     const state = lines.get(name)!
@@ -164,9 +194,16 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
       deps.logger.warn({ ...failureFields(error), trackings: items.length }, 'sieving new trackings failed; checking them one by one')
     }
     const leftSet = new Set(left)
-    for (const item of items) if (!leftSet.has(item)) item.waiting.done()
+    const sortedOut = items.filter((item) => !leftSet.has(item))
+    await settle(sortedOut.map((item) => item.tracking.id))
+    for (const item of sortedOut) item.waiting.done()
     for (const item of left) {
-      checksWaiting.push(() => attempt(chain, item.tracking, item.waiting.failures).finally(item.waiting.done))
+      checksWaiting.push(() =>
+        attempt(chain, item.tracking, item.waiting.failures).then(
+          (retried) => item.waiting.done(retried),
+          () => item.waiting.done(),
+        ),
+      )
     }
     startChecks()
   }
@@ -184,20 +221,34 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
     }
   }
 
-  const attempt = async (chain: FastPathDeps, tracking: Tracking, failures: number): Promise<void> => {
-    if (stopped) return
+  /** The owed checks of `ids` are done (store/owed-checks.ts); where that fails, they are run again later. */
+  const settle = async (ids: string[]) => {
+    try {
+      await settleOwedChecks(deps.db, ids)
+    } catch (error) {
+      deps.logger.warn({ err: error, trackings: ids.length }, 'could not record new trackings as checked; they will be checked again')
+    }
+  }
+
+  /** Checks one tracking; true when it failed and a retry is set. */
+  const attempt = async (chain: FastPathDeps, tracking: Tracking, failures: number): Promise<boolean> => {
+    if (stopped) return false
     const log = deps.logger.child({ chain: tracking.blockchain, tracking: tracking.id })
     try {
       const result = await checkNewTracking(chain, tracking)
       log.debug({ result }, 'new tracking checked')
+      // A trace's search settles its own row (trace-searches.ts): only once its blocks are all searched.
+      if (!isTrace(tracking)) await settle([tracking.id])
+      return false
     } catch (error) {
       if (!isRetryable(error)) {
         log.error(failureFields(error), 'new tracking could not be checked; the blocks to come will judge it')
-        return
+        await settle([tracking.id])
+        return false
       }
       const delay = delayFor(backoffPolicies.fastPathCheck, failures + 1)
       const age = deps.clock().getTime() - tracking.createdAt.getTime()
-      if (age > deps.trackingTimeoutSec * 1000) return
+      if (age > deps.trackingTimeoutSec * 1000) return false
       log.warn({ ...failureFields(error), retryInMs: delay }, 'new tracking check failed; retrying')
       const timer = setTimeout(() => {
         retries.delete(timer)
@@ -206,11 +257,21 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
       }, delay)
       timer.unref()
       retries.add(timer)
+      return true
     }
+  }
+
+  const resume = async (chain: string) => {
+    if (stopped || !deps.chainOf(chain)) return
+    const owed = await findOwedChecks(deps.db, chain, RESUME_MOST, RESUME_AFTER_MS)
+    // Their trackings completed (or went): nothing is left to check.
+    await settle(owed.flatMap((o) => (o.tracking ? [] : [o.trackingId])))
+    for (const { tracking } of owed) if (tracking) void enqueue(tracking, chain, 0)
   }
 
   return {
     check: (tracking) => enqueue(tracking, tracking.blockchain, 0),
+    resume,
     halt() {
       stopped = true
       for (const timer of retries) clearTimeout(timer)
@@ -227,27 +288,5 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
   }
 }
 
-/** A first-in first-out line whose shift is O(1) (Array#shift moves every element of a long line). */
-function createLine<T>() {
-  let items: (T | undefined)[] = []
-  let head = 0
-  return {
-    get length() {
-      return items.length - head
-    },
-    push(item: T) {
-      items.push(item)
-    },
-    shift(): T | undefined {
-      if (head >= items.length) return undefined
-      const item = items[head]
-      items[head++] = undefined
-      // Compact once the consumed part is most of the array.
-      if (head > 1024 && head * 2 > items.length) {
-        items = items.slice(head)
-        head = 0
-      }
-      return item
-    },
-  }
-}
+/** A trace (no nonce, no transaction) is found by receiver; its check is a search of the blocks passed. */
+const isTrace = (tracking: Tracking) => tracking.nonce === null && !tracking.transaction

@@ -212,8 +212,8 @@ export interface TrackingMatchesTable {
   matched_at: Generated<Timestamp>
 }
 
-/** Migration 0039: a trace's search of the blocks its chain's follower passed before it was stored, still owed. */
-export interface TraceSearchesTable {
+/** Migration 0039: a new tracking's check against the chain, still owed (a trace's: a search from `from_block`). */
+export interface OwedChecksTable {
   tracking_id: string
   blockchain: string
   from_block: ColumnType<string, string | bigint, string | bigint>
@@ -284,7 +284,7 @@ export interface Database {
   chain_leases: ChainLeasesTable
   chain_identities: ChainIdentitiesTable
   tracking_matches: TrackingMatchesTable
-  trace_searches: TraceSearchesTable
+  owed_checks: OwedChecksTable
   success_watches: SuccessWatchesTable
   delivery_attempts: DeliveryAttemptsTable
   dashboard_sessions: DashboardSessionsTable

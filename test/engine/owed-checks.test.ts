@@ -1,9 +1,11 @@
-// A trace stored after the chain's follower passed its `after_block` is owed a search of the blocks passed
-// without it (src/engine/trace-searches.ts). The search is a row stored with the trace, and the follower runs
-// the rows no one runs: where the node that stored the trace stopped before its search succeeded, where that
-// node does not follow the chain (another node of the cluster does), and where a search read only part of its
-// blocks in one turn (a native trace's, read one by one where no provider offers trace_filter). Before, the
-// search was owed in memory by the storing node alone, and each of these traces stayed pending.
+// A new tracking is owed a check against the chain (a payment mined before it was stored is found only so;
+// src/engine/fast-path-checks.ts): the check is a row stored with the tracking (migration 0039), deleted once
+// the check is done, and the chain's follower runs the rows no one runs. That covers a check that failed until
+// the node that stored the tracking stopped, or that the node did not start before it stopped; a trace stored
+// on a node that does not follow the chain (only the follower knows the blocks it passed); and a trace's search
+// that read only part of its blocks in one turn (a native trace's, read one by one where no provider offers
+// trace_filter). Before, the check was owed in memory by the storing node alone, and each of these trackings
+// stayed pending though paid.
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,6 +19,7 @@ import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
 import {
+  createPayment,
   createTrace,
   engineAtHead,
   freshAddress,
@@ -31,8 +34,8 @@ import {
 const NO_TRACE_FILTER = { code: -32601, message: 'the method trace_filter does not exist/is not available' }
 const BUSY = { code: -32603, message: 'internal error: the node is busy' }
 
-const owedSearches = async (service: TestService): Promise<number> => {
-  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM trace_searches`.execute(service.database.db)
+const owedChecks = async (service: TestService): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM owed_checks`.execute(service.database.db)
   return rows[0]!.n
 }
 
@@ -58,9 +61,9 @@ describe('one service, restarted', () => {
   })
 
   /** The service on the same database every time (PostgreSQL when DATABASE_URL is set, else PGlite on disk). */
-  const start = async (): Promise<TestService> => {
+  const start = async (options: { background?: boolean } = {}): Promise<TestService> => {
     const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : { PAYWATCH_DATA_DIR: dataDir }
-    const service = await startEngineService(anvil, { env, chain: { rpc: [proxy.url] } })
+    const service = await startEngineService(anvil, { ...options, env, chain: { rpc: [proxy.url] } })
     running.push(service)
     return service
   }
@@ -85,7 +88,7 @@ describe('one service, restarted', () => {
     await waitFor('the search to ask for the paying block', async () =>
       proxy.requests.some((r) => r.raw.includes(`"0x${paid.blockNumber.toString(16)}"`)) ? true : undefined,
     )
-    assert.equal(await owedSearches(first), 1, 'the search is owed while it fails')
+    assert.equal(await owedChecks(first), 1, 'the check is owed while it fails')
     await stop(first)
     proxy.setCallRefusal(null)
 
@@ -93,8 +96,31 @@ describe('one service, restarted', () => {
     const record = await waitForFinal(second, apiKey, secretId)
     assert.equal(record.status, 'success')
     assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
-    await waitFor('the owed search to be settled', async () => ((await owedSearches(second)) === 0 ? true : undefined))
+    await waitFor('the owed check to be settled', async () => ((await owedChecks(second)) === 0 ? true : undefined))
     await stop(second)
+  })
+
+  test('a payment mined before its tracking, stored by a node that stopped before checking it: found after a restart', async () => {
+    // The API alone (no engine): the tracking is stored, and its check never starts.
+    const api = await start({ background: false })
+    const { apiKey } = await api.newAccount()
+    const sender = anvil.accounts[3]!
+    const receiver = freshAddress()
+    const afterBlock = await anvil.publicClient.getBlockNumber()
+    const nonce = await anvil.publicClient.getTransactionCount({ address: sender.address })
+    const paid = await sendNative(anvil, sender, receiver, parseEther('1'))
+    const { request } = await createPayment(api, apiKey, anvil, sender, { receiver, amount: '1', nonce, after_block: afterBlock })
+    assert.equal(await owedChecks(api), 1)
+    // A minute later: the node that stored it would have checked it long ago.
+    await sql`UPDATE owed_checks SET created_at = created_at - interval '1 minute'`.execute(api.database.db)
+    await stop(api)
+
+    const service = await start()
+    const record = await waitForFinal(service, apiKey, request.secret_id)
+    assert.equal(record.status, 'success', 'no block after the payment is mined: only the owed check finds it')
+    assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
+    await waitFor('the owed check to be settled', async () => ((await owedChecks(service)) === 0 ? true : undefined))
+    await stop(service)
   })
 
   test('a native trace 100 blocks late without trace_filter: its blocks are read 64 a turn until its payment', async (t) => {
@@ -114,7 +140,7 @@ describe('one service, restarted', () => {
     const record = await waitForFinal(service, apiKey, secretId, 30_000)
     assert.equal(record.status, 'success', 'found in the second turn: the first read blocks 1 to 64')
     assert.equal(lower(record.transaction as string), lower(paid.transactionHash))
-    await waitFor('the owed search to be settled', async () => ((await owedSearches(service)) === 0 ? true : undefined))
+    await waitFor('the owed check to be settled', async () => ((await owedChecks(service)) === 0 ? true : undefined))
     await stop(service)
   })
 })

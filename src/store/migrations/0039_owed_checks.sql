@@ -1,0 +1,29 @@
+-- A new tracking is checked against the chain at once (docs/architecture.md, "A new tracking's check"): a
+-- payment mined before the tracking was stored is found only so. That check was owed in memory by the node that
+-- stored the tracking, and lost when that node stopped first (a deploy, a crash, an RPC outage it was waiting
+-- out), or, for a trace, when that node does not follow the chain (only the follower knows the blocks it passed).
+-- It is now a row, stored with the tracking by the same statement (and when a trace is given its transaction);
+-- the check deletes it once done, and the chain's follower runs the rows no one runs. `from_block`: where a
+-- trace's search of the blocks passed before it was stored starts; a search that reads only part of its blocks
+-- in one turn moves it on.
+CREATE TABLE owed_checks (
+  tracking_id text PRIMARY KEY REFERENCES trackings (id) ON DELETE CASCADE,
+  blockchain text NOT NULL,
+  from_block numeric NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX owed_checks_chain ON owed_checks (blockchain, created_at);
+
+CREATE FUNCTION paywatch_owe_check() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO owed_checks (tracking_id, blockchain, from_block) VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1)
+  ON CONFLICT (tracking_id) DO NOTHING;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER trackings_owe_check AFTER INSERT ON trackings FOR EACH ROW
+  WHEN (NEW.status = 'pending') EXECUTE FUNCTION paywatch_owe_check();
+-- A trace given its transaction by a repeated create is checked by that transaction.
+CREATE TRIGGER trackings_owe_attached_check AFTER UPDATE OF transaction ON trackings FOR EACH ROW
+  WHEN (NEW.status = 'pending' AND NEW.nonceless AND OLD.transaction IS NULL AND NEW.transaction IS NOT NULL)
+  EXECUTE FUNCTION paywatch_owe_check();
