@@ -23,12 +23,18 @@ export interface OwedCheck {
  */
 export async function findOwedChecks(db: Db, chain: string, limit: number, minAgeMs: number): Promise<OwedCheck[]> {
   const result = await sql<TrackingRow & { owed_tracking_id: string; owed_from: string }>`
+    WITH owed AS (
+      (SELECT tracking_id, from_block, created_at FROM owed_checks
+        WHERE blockchain = ${chain} AND created_at < now() - make_interval(secs => ${minAgeMs / 1000})
+        ORDER BY created_at LIMIT ${limit})
+      UNION
+      (SELECT tracking_id, from_block, created_at FROM owed_checks
+        WHERE blockchain = ${chain} AND trace
+        ORDER BY created_at LIMIT ${limit})
+    )
     SELECT o.tracking_id AS owed_tracking_id, o.from_block AS owed_from, t.*
-    FROM owed_checks o
+    FROM owed o
     LEFT JOIN trackings t ON t.id = o.tracking_id AND t.status = 'pending'
-    WHERE o.blockchain = ${chain}
-      AND (o.created_at < now() - make_interval(secs => ${minAgeMs / 1000})
-        OR (t.nonceless AND t.nonce IS NULL AND t.transaction IS NULL))
     ORDER BY o.created_at, o.tracking_id
     LIMIT ${limit}`.execute(db)
   return result.rows.map((row) => ({
@@ -48,7 +54,7 @@ export async function findOwedSearchStart(db: Db, trackingId: string): Promise<b
 export async function oweSearchFrom(db: Db, trackingId: string, chain: string, from: bigint): Promise<void> {
   await db
     .insertInto('owed_checks')
-    .values({ tracking_id: trackingId, blockchain: chain, from_block: from })
+    .values({ tracking_id: trackingId, blockchain: chain, from_block: from, trace: true })
     .onConflict((oc) => oc.column('tracking_id').doUpdateSet({ from_block: from }))
     .execute()
 }

@@ -217,6 +217,8 @@ export interface OwedChecksTable {
   tracking_id: string
   blockchain: string
   from_block: ColumnType<string, string | bigint, string | bigint>
+  /** A trace's search: only the chain's follower can run it. */
+  trace: boolean
   created_at: Generated<Timestamp>
 }
 

@@ -6,17 +6,23 @@
 -- the check deletes it once done, and the chain's follower runs the rows no one runs. `from_block`: where a
 -- trace's search of the blocks passed before it was stored starts; a search that reads only part of its blocks
 -- in one turn moves it on.
+-- `trace`: a trace's check (no nonce, no transaction), which only the follower can run, so it takes it at once;
+-- the others' it takes once old (their node checks them meanwhile). Each kind is read oldest first from its own
+-- index: a burst of young checks of the other kind is never scanned.
 CREATE TABLE owed_checks (
   tracking_id text PRIMARY KEY REFERENCES trackings (id) ON DELETE CASCADE,
   blockchain text NOT NULL,
   from_block numeric NOT NULL,
+  trace boolean NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX owed_checks_chain ON owed_checks (blockchain, created_at);
+CREATE INDEX owed_checks_traces ON owed_checks (blockchain, created_at) WHERE trace;
 
 CREATE FUNCTION paywatch_owe_check() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO owed_checks (tracking_id, blockchain, from_block) VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1)
+  INSERT INTO owed_checks (tracking_id, blockchain, from_block, trace)
+  VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1, NEW.nonce IS NULL AND NEW.transaction IS NULL)
   ON CONFLICT (tracking_id) DO NOTHING;
   RETURN NULL;
 END
