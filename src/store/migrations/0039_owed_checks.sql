@@ -19,17 +19,27 @@ CREATE TABLE owed_checks (
 CREATE INDEX owed_checks_chain ON owed_checks (blockchain, created_at);
 CREATE INDEX owed_checks_traces ON owed_checks (blockchain, created_at) WHERE trace;
 
-CREATE FUNCTION paywatch_owe_check() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Once per statement, from its new rows: a create writes its trackings in batches, and a function called per
+-- row costs each row a statement of its own (bench:bulk, 100,000 creates: 2,557/s per row against 3,114/s
+-- without the table).
+CREATE FUNCTION paywatch_owe_checks() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO owed_checks (tracking_id, blockchain, from_block, trace)
-  VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1, NEW.nonce IS NULL AND NEW.transaction IS NULL)
+  SELECT id, blockchain, after_block + 1, nonce IS NULL AND transaction IS NULL FROM stored WHERE status = 'pending';
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER trackings_owe_checks AFTER INSERT ON trackings REFERENCING NEW TABLE AS stored
+  FOR EACH STATEMENT EXECUTE FUNCTION paywatch_owe_checks();
+
+-- A trace given its transaction by a repeated create is checked by that transaction (rare: one row at a time).
+CREATE FUNCTION paywatch_owe_attached_check() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO owed_checks (tracking_id, blockchain, from_block, trace) VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1, false)
   ON CONFLICT (tracking_id) DO NOTHING;
   RETURN NULL;
 END
 $$;
-CREATE TRIGGER trackings_owe_check AFTER INSERT ON trackings FOR EACH ROW
-  WHEN (NEW.status = 'pending') EXECUTE FUNCTION paywatch_owe_check();
--- A trace given its transaction by a repeated create is checked by that transaction.
 CREATE TRIGGER trackings_owe_attached_check AFTER UPDATE OF transaction ON trackings FOR EACH ROW
   WHEN (NEW.status = 'pending' AND NEW.nonceless AND OLD.transaction IS NULL AND NEW.transaction IS NOT NULL)
-  EXECUTE FUNCTION paywatch_owe_check();
+  EXECUTE FUNCTION paywatch_owe_attached_check();
