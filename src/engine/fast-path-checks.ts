@@ -27,7 +27,7 @@ export interface FastPathChecksDeps {
 export interface FastPathChecks {
   /**
    * Checks `tracking` (its chain's next sieve round, then on its own if the sieve leaves it); resolves when this
-   * attempt is done (the one under way, when its check is in line or running already).
+   * attempt is done.
    */
   check(tracking: Tracking): Promise<void>
   /**
@@ -98,32 +98,33 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
   let checking = 0
   let waitingWhole = 0
   let stopped = false
-  // The trackings whose check is in line, under way or waiting to be retried, and when the attempt ends: each is
-  // checked once at a time (the follower's `resume` finds the checks this node runs owed too).
-  const underWay = new Map<string, Promise<void>>()
+  // How many checks of each tracking are in line, running or waiting to be retried: `resume` starts none of
+  // those. A create or an attach always starts one (an attached trace is checked anew, by its transaction).
+  const underWay = new Map<string, number>()
 
-  const enqueue = (tracking: Tracking | string, chain: string, failures: number): Promise<void> => {
-    const id = typeof tracking === 'string' ? tracking : tracking.id
-    const current = underWay.get(id)
-    if (failures === 0 && current) return current
-    if (stopped || !deps.chainOf(chain)) return Promise.resolve()
-    let resolve!: () => void
-    const ended = new Promise<void>((settled) => (resolve = settled))
-    underWay.set(id, ended)
-    // An attempt that failed and will be retried leaves its tracking under way.
-    const done = (retried = false) => {
-      if (!retried && underWay.get(id) === ended) underWay.delete(id)
-      resolve()
-    }
-    let state = lines.get(chain)
-    if (!state) lines.set(chain, (state = { line: createLine(), rounding: false, wake: undefined, lastHead: undefined, lastAt: undefined }))
-    const whole = typeof tracking !== 'string' && waitingWhole < WHOLE_IN_LINE
-    if (whole) waitingWhole++
-    state.line.push({ tracking: whole || typeof tracking === 'string' ? tracking : tracking.id, failures, done })
-    // The creates of this turn of the event loop go in the same round.
-    if (!state.wake && !state.rounding) state.wake = setTimeout(() => wake(chain), 0)
-    return ended
-  }
+  const enqueue = (tracking: Tracking | string, chain: string, failures: number) =>
+    new Promise<void>((resolve) => {
+      if (stopped || !deps.chainOf(chain)) return resolve()
+      const id = typeof tracking === 'string' ? tracking : tracking.id
+      // A retry is counted already: the attempt that failed left it under way.
+      if (failures === 0) underWay.set(id, (underWay.get(id) ?? 0) + 1)
+      const done = (retried = false) => {
+        if (!retried) {
+          const left = (underWay.get(id) ?? 1) - 1
+          if (left > 0) underWay.set(id, left)
+          else underWay.delete(id)
+        }
+        resolve()
+      }
+      let state = lines.get(chain)
+      if (!state)
+        lines.set(chain, (state = { line: createLine(), rounding: false, wake: undefined, lastHead: undefined, lastAt: undefined }))
+      const whole = typeof tracking !== 'string' && waitingWhole < WHOLE_IN_LINE
+      if (whole) waitingWhole++
+      state.line.push({ tracking: whole || typeof tracking === 'string' ? tracking : tracking.id, failures, done })
+      // The creates of this turn of the event loop go in the same round.
+      if (!state.wake && !state.rounding) state.wake = setTimeout(() => wake(chain), 0)
+    })
 
   const wake = (name: string) => {
     const state = lines.get(name)!
@@ -266,7 +267,7 @@ export function createFastPathChecks(deps: FastPathChecksDeps): FastPathChecks {
     const owed = await findOwedChecks(deps.db, chain, RESUME_MOST, RESUME_AFTER_MS)
     // Their trackings completed (or went): nothing is left to check.
     await settle(owed.flatMap((o) => (o.tracking ? [] : [o.trackingId])))
-    for (const { tracking } of owed) if (tracking) void enqueue(tracking, chain, 0)
+    for (const { tracking } of owed) if (tracking && !underWay.has(tracking.id)) void enqueue(tracking, chain, 0)
   }
 
   return {

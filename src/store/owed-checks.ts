@@ -61,10 +61,15 @@ export async function oweSearchFrom(db: Db, trackingId: string, chain: string, f
 
 /**
  * The trace's search from `from` is done: its row goes, unless a later part of the search was owed meanwhile
- * (its start moved on).
+ * (its start moved on) or the trace was given its transaction (a check by it is owed now).
  */
 export async function settleOwedSearch(db: Db, trackingId: string, from: bigint): Promise<void> {
-  await db.deleteFrom('owed_checks').where('tracking_id', '=', trackingId).where('from_block', '=', from.toString()).execute()
+  await db
+    .deleteFrom('owed_checks')
+    .where('tracking_id', '=', trackingId)
+    .where('from_block', '=', from.toString())
+    .where('trace', '=', true)
+    .execute()
 }
 
 /** The checks of `trackingIds` are done (or given up). */

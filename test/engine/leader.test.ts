@@ -11,10 +11,10 @@ import { acquireLease, findLease, LeadershipLostError } from '../../src/store/ch
 import { deleteChainBlocksAbove, loadChainWindow, saveChainBlock } from '../../src/store/chain-blocks.ts'
 import { openDatabase, openDedicatedConnection, type Db } from '../../src/store/infrastructure/database.ts'
 import { migrate } from '../../src/store/infrastructure/migrate.ts'
-import { sendNative, startAnvil, type Anvil } from '../support/index.ts'
+import { sendNative } from '../support/index.ts'
 import { createFreshDatabaseUrl, dropDatabase, onPostgres, useTestDatabase } from '../support/database.ts'
-import type { TestService } from '../support/service.ts'
-import { createPayment, freshAddress, startEngineService, waitFor, waitForFinal } from './support.ts'
+import { useServicePair } from './lasting-services.ts'
+import { createPayment, freshAddress, waitFor, waitForFinal } from './support.ts'
 
 const block = (number: bigint) =>
   ({
@@ -126,34 +126,18 @@ describe('chain lease on PostgreSQL', onPostgres, () => {
 })
 
 describe('two services on one database', onPostgres, () => {
-  let anvil: Anvil
-  let url: string
-  const services: TestService[] = []
-
-  before(async () => {
-    anvil = await startAnvil()
-    url = (await createFreshDatabaseUrl())!
-    for (let i = 0; i < 2; i++) services.push(await startEngineService(anvil, { env: { DATABASE_URL: url } }))
-  })
-  after(async () => {
-    for (const service of services) await service.close()
-    if (url) await dropDatabase(url)
-    await anvil?.stop()
-  })
+  const pair = useServicePair()
 
   test('exactly one follows the chain; the other takes over at once when it stops', async () => {
-    const statuses = () => services.map((s) => s.engine.runner('ethereum')!.status)
-    await waitFor('one node to follow', async () => (statuses().includes('following') ? true : undefined))
-    assert.deepEqual([...statuses()].sort(), ['following', 'standby'])
-    const leader = services.find((s) => s.engine.runner('ethereum')!.status === 'following')!
-    const standby = services.find((s) => s !== leader)!
-
+    const { anvil, services } = pair
+    const { leader, standby } = await pair.roles()
+    assert.deepEqual(services.map((s) => s.engine.runner('ethereum')!.status).sort(), ['following', 'standby'])
     const { apiKey } = await standby.newAccount()
     const sender = anvil.accounts[1]!
     const receiver = freshAddress()
     const { request } = await createPayment(standby, apiKey, anvil, sender, { receiver, amount: '1', confirmations: 2 })
-    await leader.close()
     services.splice(services.indexOf(leader), 1)
+    await leader.close()
     await sendNative(anvil, sender, receiver, parseEther('1'))
     await sendNative(anvil, anvil.accounts[2]!, freshAddress(), 1n)
 

@@ -7,29 +7,15 @@
 // trace_filter). Before, the check was owed in memory by the storing node alone, and each of these trackings
 // stayed pending though paid.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { sql } from 'kysely'
 import { parseEther } from 'viem'
-import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
-import { createFreshDatabaseUrl, dropDatabase, onPostgres } from '../support/database.ts'
-import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { mine, sendNative, type Anvil } from '../support/index.ts'
+import { onPostgres } from '../support/database.ts'
 import { startRpcProxy, type RpcProxy } from '../support/rpc-proxy.ts'
 import type { TestService } from '../support/service.ts'
-import {
-  createPayment,
-  createTrace,
-  engineAtHead,
-  freshAddress,
-  lower,
-  NATIVE,
-  readPayment,
-  startEngineService,
-  waitFor,
-  waitForFinal,
-} from './support.ts'
+import { useRestartableServices, useServicePair } from './lasting-services.ts'
+import { createPayment, createTrace, engineAtHead, freshAddress, lower, NATIVE, readPayment, waitFor, waitForFinal } from './support.ts'
 
 const NO_TRACE_FILTER = { code: -32601, message: 'the method trace_filter does not exist/is not available' }
 const BUSY = { code: -32603, message: 'internal error: the node is busy' }
@@ -40,37 +26,18 @@ const owedChecks = async (service: TestService): Promise<number> => {
 }
 
 describe('one service, restarted', () => {
+  const lasting = useRestartableServices()
   let anvil: Anvil
   let proxy: RpcProxy
-  let databaseUrl: string | null
-  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-trace-searches-'))
-  const running: TestService[] = []
-
   before(async () => {
-    anvil = await startAnvil()
+    anvil = lasting.anvil
     proxy = await startRpcProxy(anvil.rpcUrl)
-    databaseUrl = await createFreshDatabaseUrl()
-    if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
   })
   after(async () => {
-    for (const service of running) await service.close()
-    if (databaseUrl) await dropDatabase(databaseUrl)
-    rmSync(dataDir, { recursive: true, force: true })
     await proxy?.close()
-    await anvil?.stop()
   })
-
-  /** The service on the same database every time (PostgreSQL when DATABASE_URL is set, else PGlite on disk). */
-  const start = async (options: { background?: boolean } = {}): Promise<TestService> => {
-    const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : { PAYWATCH_DATA_DIR: dataDir }
-    const service = await startEngineService(anvil, { ...options, env, chain: { rpc: [proxy.url] } })
-    running.push(service)
-    return service
-  }
-  const stop = async (service: TestService) => {
-    await service.close()
-    running.splice(running.indexOf(service), 1)
-  }
+  const start = (options: { background?: boolean } = {}) => lasting.start({ ...options, chain: { rpc: [proxy.url] } })
+  const stop = (service: TestService) => lasting.stop(service)
 
   test('a search that failed until the service stopped is run by the service started next', async (t) => {
     t.after(() => proxy.setCallRefusal(null))
@@ -146,27 +113,11 @@ describe('one service, restarted', () => {
 })
 
 describe('two services on one database', onPostgres, () => {
-  let anvil: Anvil
-  let url: string
-  const services: TestService[] = []
-
-  before(async () => {
-    anvil = await startAnvil()
-    url = (await createFreshDatabaseUrl())!
-    for (let i = 0; i < 2; i++) services.push(await startEngineService(anvil, { env: { DATABASE_URL: url } }))
-  })
-  after(async () => {
-    for (const service of services) await service.close()
-    if (url) await dropDatabase(url)
-    await anvil?.stop()
-  })
+  const pair = useServicePair()
 
   test('a trace stored on the node that does not follow the chain is searched by the one that does', async () => {
-    const statuses = () => services.map((s) => s.engine.runner('ethereum')!.status)
-    await waitFor('one node to follow', async () => (statuses().includes('following') ? true : undefined))
-    const leader = services.find((s) => s.engine.runner('ethereum')!.status === 'following')!
-    const standby = services.find((s) => s !== leader)!
-
+    const { anvil } = pair
+    const { leader, standby } = await pair.roles()
     const { apiKey } = await standby.newAccount()
     const receiver = freshAddress()
     const afterBlock = await anvil.publicClient.getBlockNumber()

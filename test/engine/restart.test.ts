@@ -2,40 +2,19 @@
 // yet; blocks are mined while it is down; the restarted service resumes right after the last block
 // it processed (none skipped, none processed twice) and judges both.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { parseEther } from 'viem'
-import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
-import { createFreshDatabaseUrl, dropDatabase } from '../support/database.ts'
-import { seedEmbeddedDataDir } from '../support/pglite-template.ts'
+import { mine, sendNative, type Anvil } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
-import { createPayment, engineAtHead, freshAddress, lower, readPayment, startEngineService, waitForFinal } from './support.ts'
+import { useRestartableServices } from './lasting-services.ts'
+import { createPayment, engineAtHead, freshAddress, lower, readPayment, waitForFinal } from './support.ts'
 
+const lasting = useRestartableServices()
 let anvil: Anvil
-let databaseUrl: string | null
-const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-restart-'))
-const running: TestService[] = []
-
-before(async () => {
-  anvil = await startAnvil()
-  databaseUrl = await createFreshDatabaseUrl()
-  if (!databaseUrl) await seedEmbeddedDataDir(dataDir)
+before(() => {
+  anvil = lasting.anvil
 })
-after(async () => {
-  for (const service of running) await service.close()
-  if (databaseUrl) await dropDatabase(databaseUrl)
-  rmSync(dataDir, { recursive: true, force: true })
-  await anvil?.stop()
-})
-
-/** The service on the same database every time (PostgreSQL when DATABASE_URL is set, else PGlite on disk). */
-async function start(): Promise<TestService> {
-  const service = await startEngineService(anvil, { env: databaseUrl ? { DATABASE_URL: databaseUrl } : { PAYWATCH_DATA_DIR: dataDir } })
-  running.push(service)
-  return service
-}
+const start = () => lasting.start()
 
 const processedBlocks = async (service: TestService): Promise<number> => {
   const text = (await service.app.inject({ method: 'GET', url: '/metrics' })).body
@@ -55,8 +34,7 @@ test('a restarted service resumes after the last processed block', async () => {
   await engineAtHead(first, anvil)
   assert.equal((await readPayment(first, apiKey, confirming.request.secret_id)).status, 'pending')
   const stoppedAt = first.engine.runner('ethereum')!.follower!.state.head!.number
-  await first.close()
-  running.splice(running.indexOf(first), 1)
+  await lasting.stop(first)
 
   // While nobody follows the chain: the second payment is mined, and enough blocks for the first.
   const paidLater = await sendNative(anvil, bob, receiver, parseEther('2'))

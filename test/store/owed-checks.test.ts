@@ -8,6 +8,7 @@ import { createAccount } from '../../src/store/accounts.ts'
 import { completeTracking } from '../../src/store/complete-tracking.ts'
 import { sql } from 'kysely'
 import { findOwedChecks, findOwedSearchStart, oweSearchFrom, settleOwedChecks, settleOwedSearch } from '../../src/store/owed-checks.ts'
+import { attachTransaction } from '../../src/store/trackings.ts'
 import { useTestDatabase } from '../support/database.ts'
 import { insertTestTracking, randomHash } from '../support/trackings.ts'
 
@@ -43,7 +44,7 @@ test("every pending tracking is stored with its check owed; a trace's to the fol
   assert.deepEqual(await read(10), [[first.id, 42n, first.id]])
 })
 
-test('a search moved on is not settled by the run that started it; the run of the rest settles it', async () => {
+test('a search moved on, or a trace given its transaction, is not settled by the search that started before', async () => {
   const db = database.db
   const account = await createAccount(db, 'moved searches')
   const trace = await insertTestTracking(db, account.id, {
@@ -64,4 +65,11 @@ test('a search moved on is not settled by the run that started it; the run of th
   // Owed again after a dropped match (trace-catch-up.ts stopped short): stored anew.
   await oweSearchFrom(db, trace.id, 'moved-chain', 500n)
   assert.equal(await findOwedSearchStart(db, trace.id), 500n)
+
+  // Given its transaction while its search runs: the search's end leaves the check by the transaction owed.
+  assert.ok(await attachTransaction(db, trace.id, randomHash(), new Date()))
+  await settleOwedSearch(db, trace.id, 500n)
+  assert.equal(await findOwedSearchStart(db, trace.id), 500n, 'owed to the check by the transaction')
+  await settleOwedChecks(db, [trace.id])
+  assert.equal(await findOwedSearchStart(db, trace.id), undefined)
 })

@@ -33,10 +33,12 @@ CREATE TRIGGER trackings_owe_checks AFTER INSERT ON trackings REFERENCING NEW TA
   FOR EACH STATEMENT EXECUTE FUNCTION paywatch_owe_checks();
 
 -- A trace given its transaction by a repeated create is checked by that transaction (rare: one row at a time).
+-- Its search may still be owed or running: the row then stays for the check by the transaction (a search
+-- settles only a trace's row).
 CREATE FUNCTION paywatch_owe_attached_check() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO owed_checks (tracking_id, blockchain, from_block, trace) VALUES (NEW.id, NEW.blockchain, NEW.after_block + 1, false)
-  ON CONFLICT (tracking_id) DO NOTHING;
+  ON CONFLICT (tracking_id) DO UPDATE SET trace = false;
   RETURN NULL;
 END
 $$;
