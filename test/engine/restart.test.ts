@@ -2,18 +2,14 @@
 // yet; blocks are mined while it is down; the restarted service resumes right after the last block
 // it processed (none skipped, none processed twice) and judges both.
 import assert from 'node:assert/strict'
-import { before, test } from 'node:test'
+import { test } from 'node:test'
 import { parseEther } from 'viem'
-import { mine, sendNative, type Anvil } from '../support/index.ts'
+import { mine, sendNative } from '../support/index.ts'
 import type { TestService } from '../support/service.ts'
 import { useRestartableServices } from './lasting-services.ts'
 import { createPayment, engineAtHead, freshAddress, lower, readPayment, waitForFinal } from './support.ts'
 
 const lasting = useRestartableServices()
-let anvil: Anvil
-before(() => {
-  anvil = lasting.anvil
-})
 const start = () => lasting.start()
 
 const processedBlocks = async (service: TestService): Promise<number> => {
@@ -22,6 +18,7 @@ const processedBlocks = async (service: TestService): Promise<number> => {
 }
 
 test('a restarted service resumes after the last processed block', async () => {
+  const { anvil } = lasting
   const first = await start()
   const { apiKey } = await first.newAccount()
   const alice = anvil.accounts[1]!
