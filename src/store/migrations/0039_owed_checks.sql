@@ -1,4 +1,4 @@
--- A new tracking is checked against the chain at once (docs/architecture.md, "A new tracking's check"): a
+-- A new tracking is checked against the chain at once (docs/architecture.md, "The chain engine in detail"): a
 -- payment mined before the tracking was stored is found only so. That check was owed in memory by the node that
 -- stored the tracking, and lost when that node stopped first (a deploy, a crash, an RPC outage it was waiting
 -- out), or, for a trace, when that node does not follow the chain (only the follower knows the blocks it passed).
