@@ -91,10 +91,10 @@ export function createCallbackHandler(
         client.payments
           .release({
             blockchain: record.blockchain,
-            transaction: record.transaction!,
-            // A judged payment's sender and nonce are known.
-            sender: record.sender!,
-            nonce: record.nonce!,
+            // The record's own: null where it has none (a payment tracked without a nonce that timed out).
+            transaction: record.transaction,
+            sender: record.sender,
+            nonce: record.nonce,
             secret_id: record.secret_id,
           })
           .catch((error: unknown) => console.error('release failed', error))

@@ -28,6 +28,11 @@ interface FieldBase {
   /** `true`: always required; a text: required only then (documented, checked by the parser). */
   required?: true | string
   /**
+   * null is a value of its own, not absence: a required field may be sent as null (the record it names has
+   * none). Documented as nullable; the reader answers null for it without a problem.
+   */
+  nullable?: true
+  /**
    * One message for every problem with the field, absence included when it is required: the admin bodies
    * have always answered so (`is required: a string of 1 to 200 characters`), and their messages are kept.
    */
@@ -65,7 +70,8 @@ type KeysOf<F extends FieldTable, K extends RequestField['kind']> = { [P in keyo
 
 /**
  * Reads the fields of one table from a JSON object: each read records an error and returns null instead of
- * throwing, so that every problem is reported at once. null counts as absent, as for every optional field.
+ * throwing, so that every problem is reported at once. null counts as absent, as for every optional field,
+ * except in a `nullable` field, where it is the value.
  * One method per kind, so that each call site of a parser stays monomorphic (the create path runs it per request).
  */
 export class FieldReader<F extends FieldTable> {
@@ -86,6 +92,7 @@ export class FieldReader<F extends FieldTable> {
   /** The value, or undefined when absent; `required` overrides the table's for conditional fields. */
   private present(key: string, required: boolean | undefined): unknown {
     const v = this.body[key]
+    if (v === null && this.fields[key]!.nullable) return undefined
     if (v === undefined || v === null) {
       if (required ?? this.fields[key]!.required === true) this.errors.add(key, this.fields[key]!.problem ?? 'is required')
       return undefined

@@ -19,6 +19,11 @@ function describe(field: RequestField, fallback: string): { description: string 
 }
 
 function fieldSchema(field: RequestField): TSchema {
+  const schema = kindSchema(field)
+  return field.nullable ? Type.Union([schema, Type.Null()], { description: schema.description }) : schema
+}
+
+function kindSchema(field: RequestField): TSchema {
   switch (field.kind) {
     case 'text':
       return Type.String(describe(field, field.hint))

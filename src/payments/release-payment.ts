@@ -38,11 +38,16 @@ export async function releasePayment(deps: ReleasePaymentDeps, accountId: string
 /**
  * Blockchain, sender and nonce must be the tracking's. The transaction may be the one the record
  * carries now or the one it carried before the engine judged a replacing transaction (a speed-up
- * or cancel consumes the same nonce, so both name this payment); a record without any transaction
- * (a trace that timed out) cannot be compared and accepts any well-formed hash.
+ * or cancel consumes the same nonce, so both name this payment). A field the record does not have
+ * (a payment tracked without a nonce that ended before its transaction was seen: timed out, or failed
+ * on its sender) cannot be compared: any value is accepted there, null included, so that its waiting
+ * user can still be released.
  */
 function namesPayment(tracking: Tracking, replacedTransaction: string | null, request: ReleaseRequest): boolean {
-  if (tracking.blockchain !== request.blockchain || tracking.sender !== request.sender || tracking.nonce !== request.nonce) return false
+  if (tracking.blockchain !== request.blockchain) return false
+  if (tracking.sender !== null && tracking.sender !== request.sender) return false
+  if (tracking.nonce !== null && tracking.nonce !== request.nonce) return false
   if (tracking.transaction === null) return true
+  if (request.transaction === null) return false
   return request.transaction === tracking.transaction || request.transaction === replacedTransaction
 }

@@ -179,6 +179,51 @@ test('a trace that timed out (no transaction) is released with the hash the inte
   assert.equal(res.json().transaction, null)
 })
 
+test('a payment tracked without a nonce that ended before it was seen: released with the nulls of its record', async () => {
+  // Timed out at its deadline: no sender given, none found; the record has null transaction, sender and nonce.
+  const t = await insertTestTracking(service.database.db, accountId, {
+    nonceless: true,
+    sender: null,
+    nonce: null,
+    transaction: null,
+    deadline: 1_800_000_000n,
+  })
+  await completeTracking(service.database.db, t.id, { status: 'failed', failedReason: 'TRACKING_TIMED_OUT' }, new Date())
+  const res = await release(bodyOf(t, { nonce: null }))
+  assert.equal(res.statusCode, 200, res.body)
+  assert.deepEqual([res.json().sender, res.json().nonce, res.json().transaction, res.json().release], [null, null, null, true])
+  // What the record does not have cannot be compared: an integrator that sends what it knows is answered the same.
+  const known = await release(bodyOf(t, { sender: '0x1111111111111111111111111111111111111111', nonce: 3, transaction: randomHash() }))
+  assert.equal(known.statusCode, 200, known.body)
+  // Null still has to be sent: a field left out is a malformed request.
+  const { sender: _, ...withoutSender } = bodyOf(t, { nonce: null })
+  const missing = await release(withoutSender)
+  assert.equal(missing.statusCode, 400, missing.body)
+  assert.deepEqual(
+    missing.json().errors.map((e: { path: string }) => e.path),
+    ['sender'],
+  )
+})
+
+test('a payment without a nonce failed on its sender: released with its sender, its transaction and a null nonce', async () => {
+  const t = await insertTestTracking(service.database.db, accountId, { nonceless: true, nonce: null, deadline: null })
+  await completeTracking(service.database.db, t.id, { status: 'failed', failedReason: 'SENDER_MISMATCH' }, new Date())
+  assert.equal((await release(bodyOf(t, { nonce: null, sender: '0x1111111111111111111111111111111111111111' }))).statusCode, 404)
+  assert.equal((await release(bodyOf(t, { nonce: null, transaction: randomHash() }))).statusCode, 404)
+  const res = await release(bodyOf(t, { nonce: null }))
+  assert.equal(res.statusCode, 200, res.body)
+  assert.equal(res.json().nonce, null)
+})
+
+test('null does not match what the record has: 404', async () => {
+  const t = await insertTestTracking(service.database.db, accountId)
+  await completeTracking(service.database.db, t.id, { status: 'success', transaction: t.transaction! }, new Date())
+  for (const changes of [{ sender: null }, { nonce: null }, { transaction: null }]) {
+    const res = await release(bodyOf(t, changes))
+    assert.equal(res.statusCode, 404, `${JSON.stringify(changes)}: ${res.body}`)
+  }
+})
+
 test('every missing or malformed field is reported: 400 VALIDATION_FAILED', async () => {
   const empty = await release({})
   assert.equal(empty.statusCode, 400, empty.body)

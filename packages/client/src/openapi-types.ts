@@ -5943,14 +5943,14 @@ export interface operations {
                 "application/json": {
                     /** @description e.g. ethereum, bsc */
                     blockchain: string;
-                    /** @description sender nonce, as a number or a string of digits */
-                    nonce: string | number;
+                    /** @description sender nonce, as a number or a string of digits; null when the record has none */
+                    nonce: (string | number) | null;
                     /** @description unguessable id of the payment attempt (earlier form: uuid); required unless uuid (the earlier form) is sent */
                     secret_id?: string;
-                    /** @description sender address, any letter case */
-                    sender: string;
-                    /** @description the record's transaction, or the hash it carried before a replacing transaction was judged */
-                    transaction: string;
+                    /** @description sender address, any letter case; null when the record has none */
+                    sender: string | null;
+                    /** @description the record's transaction, or the hash it carried before a replacing transaction was judged; null when the record has none */
+                    transaction: string | null;
                     /** @description earlier form of secret_id */
                     uuid?: string;
                 };
