@@ -7,6 +7,8 @@ import { DEV_TOKEN, devTokenAbi, PAYEE, PAYER_KEY } from './dev-token.ts'
 
 const NATIVE = '0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE'
 const WAIT_MS = 60_000
+/** `--no-nonce --underpay`: the deadline, in dev blocks from the latest. */
+const UNDERPAID_DEADLINE_BLOCKS = 3
 
 export interface DevPayOptions {
   amount: string
@@ -38,6 +40,12 @@ export async function devPay(dataDir: string, options: DevPayOptions): Promise<v
 
   const secretId = randomUUID()
   const nonce = await reader.getTransactionCount({ address: payer.address })
+  // An underpayment is not the payment of a tracking without a nonce (docs/api.md, "Payments without a
+  // nonce"): it is passed over, and what fails such a tracking is its deadline, set here a few blocks ahead.
+  const deadline =
+    options.nonce === false && options.underpay
+      ? (await reader.getBlock()).timestamp + BigInt(UNDERPAID_DEADLINE_BLOCKS * DEV_BLOCK_SECONDS)
+      : undefined
   await api('POST', '/v2/payments', {
     blockchain: 'ethereum',
     // `--no-nonce`: a payment without a nonce or sender, found by receiver (docs/api.md, "Payments without a nonce").
@@ -48,6 +56,7 @@ export async function devPay(dataDir: string, options: DevPayOptions): Promise<v
     amount: options.amount,
     secret_id: secretId,
     callback: options.callback,
+    ...(deadline === undefined ? {} : { deadline: String(deadline) }),
     // Final only 2 blocks deep (dev's finality depth): time for the reorg to remove it first.
     ...(options.reorg ? { commitment: 'finalized' } : {}),
   })
@@ -67,6 +76,9 @@ export async function devPay(dataDir: string, options: DevPayOptions): Promise<v
     console.log(`sent transaction ${hash}: ${sent} ${unit}${options.underpay ? ` (underpaid: ${options.amount} expected)` : ''}`)
   if (options.reorg) return reorgAway(session, reader, api, secretId, send, said)
   said(await send())
+  if (deadline !== undefined) {
+    console.log(`without a nonce an underpayment is passed over: the payment fails once a block is past its deadline (${deadline})`)
+  }
 
   const record = await until(`payment ${secretId} still pending`, async () => {
     const current = await api('GET', `/v2/payments/${secretId}`)

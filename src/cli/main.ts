@@ -54,7 +54,7 @@ devCommand
   .option('--callback <url>', 'callback URL (default: the example receiver of npm run example:receiver)', 'http://127.0.0.1:4000/')
   .option('--no-nonce', 'track it without a nonce or sender: found by receiver and amount')
   .option('--token', "pay in the dev chain's ERC-20 (DUSD) instead of ETH")
-  .option('--underpay', 'send half the amount: the payment fails and its callback says so')
+  .option('--underpay', 'send half the amount: the payment fails and its callback says so (with --no-nonce: at a deadline 3 blocks ahead)')
   .option('--reorg', 'remove the payment by a reorg (anvil_reorg) after the service saw it, before it is final')
   .action(async (options: DevPayOptions) => devPay(devDataDir(configOrExit()), options))
 

@@ -1,5 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { buildRecordExample } from '../domain/record-table.ts'
+import { CURRENT_RECORD } from '../domain/record-fields.ts'
 import { componentRef, problemComponent } from './problem-schemas.ts'
 import { currentRecordSchema, earlierLinkRecordSchema, earlierRecordSchema, summaryRecordSchema } from './record-schemas.ts'
 
@@ -25,6 +27,7 @@ const reversalEventSchema = Type.Object(
     $id: 'ReversalEvent',
     additionalProperties: false,
     description: "A succeeded payment's transaction left the canonical chain (payment.reverted) or was mined again (payment.reconfirmed)",
+    examples: [{ event: 'payment.reverted', payment: { ...buildRecordExample(CURRENT_RECORD), reverted_at: '2026-01-15T10:25:07.000Z' } }],
   },
 )
 

@@ -20,7 +20,9 @@ function describe(field: RequestField, fallback: string): { description: string 
 
 function fieldSchema(field: RequestField): TSchema {
   const schema = kindSchema(field)
-  return field.nullable ? Type.Union([schema, Type.Null()], { description: schema.description }) : schema
+  if (!field.nullable) return schema
+  const { description, ...type } = schema
+  return Type.Union([type as TSchema, Type.Null()], { description })
 }
 
 function kindSchema(field: RequestField): TSchema {

@@ -128,6 +128,12 @@ test('dev keeps its signing key, account and API key across restarts on a fresh 
       assert.match(underpaid.output, /0\.005 ETH \(underpaid: 0\.01 expected\)/)
       assert.match(underpaid.output, /payment failed \(\w+\)/)
       assert.match(underpaid.output, /callback to \S+: answered 200/)
+      // Without a nonce the underpayment is passed over; the deadline fails it (it used to wait for ever).
+      const nonceless = await finished(start(node, [main, 'dev', 'pay', '--no-nonce', '--underpay', '--callback', receiver.url], env))
+      assert.equal(nonceless.code, 0, nonceless.output)
+      assert.match(nonceless.output, /underpayment is passed over/)
+      assert.match(nonceless.output, /payment failed \(TRACKING_TIMED_OUT\)/)
+      assert.match(nonceless.output, /callback to \S+: answered 200/)
       const reorged = await finished(start(node, [main, 'dev', 'pay', '--reorg', '--callback', receiver.url], env))
       assert.equal(reorged.code, 0, reorged.output)
       assert.match(reorged.output, /reorg: block \d+ replaced by an empty one; transaction 0x[0-9a-f]{64} is no longer on the chain/)

@@ -215,3 +215,16 @@ test('the callback, a reversal event and the test event agree with the webhooks 
   const check = ajv.compile(fromDocument(bodySchema('paymentCompleted')))
   assert.equal(check({ ...JSON.parse(bodyOf({ tracking })), surprise: 1 }), false)
 })
+
+test('every shared schema and every webhook body carries an example, and the example agrees with its schema', () => {
+  for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, { examples?: unknown[] }>)) {
+    assert.ok(schema.examples?.length, `components.schemas.${name} has an example`)
+    for (const example of schema.examples!) validate({ $ref: `#/components/schemas/${name}` }, example, `${name}'s example`)
+  }
+  for (const [name, webhook] of Object.entries(doc.webhooks as Record<string, any>)) {
+    const { schema } = webhook.post.requestBody.content['application/json']
+    const examples = schema.examples ?? (schema.$ref ? doc.components.schemas[schema.$ref.split('/').at(-1)].examples : undefined)
+    const named = schema.anyOf?.flatMap((ref: { $ref: string }) => doc.components.schemas[ref.$ref.split('/').at(-1)!].examples ?? [])
+    assert.ok((examples ?? named)?.length, `webhook ${name} has an example body`)
+  }
+})
