@@ -52,6 +52,8 @@ export const paymentRequestFields = {
   after_block: { kind: 'uint', required: true, description: 'block right before the payment was submitted' },
   deadline: {
     kind: 'uint',
+    // The record answers it as a JSON integer: no larger than JavaScript's clients read exactly.
+    max: BigInt(Number.MAX_SAFE_INTEGER),
     description: 'Unix time in seconds (integer or numeric string): a payment without a nonce must be mined by then',
   },
   secret_id: sharedFields.secret_id,

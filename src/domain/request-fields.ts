@@ -43,7 +43,8 @@ export type RequestField = FieldBase &
   (
     | { kind: 'text'; pattern: RegExp; hint: string }
     | { kind: 'address' }
-    | { kind: 'uint' }
+    /** `max`: a value answered as a JSON number stays one that every JSON reader holds exactly (default: 2^64 − 1). */
+    | { kind: 'uint'; max?: bigint }
     | { kind: 'integer'; min: number; max: number }
     | { kind: 'decimal' }
     | { kind: 'url' }
@@ -126,7 +127,10 @@ export class FieldReader<F extends FieldTable> {
     let n: bigint | null = null
     if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) n = BigInt(v)
     else if (typeof v === 'string' && /^\d{1,20}$/.test(v)) n = BigInt(v)
-    if (n === null || n > MAX_UINT64) return this.fail(key, 'must be a non-negative integer, as a number or a string of digits')
+    const max = this.field<'uint'>(key).max
+    if (n === null || n > (max ?? MAX_UINT64)) {
+      return this.fail(key, `must be a non-negative integer${max === undefined ? '' : ` up to ${max}`}, as a number or a string of digits`)
+    }
     return n
   }
 

@@ -32,7 +32,10 @@ function kindSchema(field: RequestField): TSchema {
     case 'address':
       return Type.String(describe(field, 'a 0x-prefixed 20-byte address'))
     case 'uint':
-      return Type.Union([Type.String(), Type.Integer()], describe(field, 'a non-negative integer, as a number or a string of digits'))
+      return Type.Union(
+        [Type.String(), Type.Integer(field.max === undefined ? {} : { maximum: Number(field.max) })],
+        describe(field, 'a non-negative integer, as a number or a string of digits'),
+      )
     case 'integer':
       return Type.Integer({ minimum: field.min, maximum: field.max, ...describe(field, `an integer from ${field.min} to ${field.max}`) })
     case 'decimal':

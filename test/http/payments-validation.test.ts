@@ -82,6 +82,9 @@ describe('each invalid value → 400 VALIDATION_FAILED with its path', () => {
     ['deadline text', { deadline: 'tomorrow' }, 'deadline'],
     ['deadline a date string', { deadline: '2030-01-01' }, 'deadline'],
     ['deadline beyond uint64', { deadline: '18446744073709551616' }, 'deadline'],
+    // The record answers deadline as a JSON integer: as a string, no more than as a number (2^53 − 1).
+    ['deadline as a string beyond 2^53 − 1', { deadline: '9007199254740992' }, 'deadline'],
+    ['deadline as a number beyond 2^53 − 1', { deadline: 9007199254740992 }, 'deadline'],
     ['after_block negative', { after_block: -5 }, 'after_block'],
     ['after_block object', { after_block: { n: 1 } }, 'after_block'],
     ['amount a number', { amount: 1.5 }, 'amount'],
@@ -314,4 +317,12 @@ test('a transaction hash is stored lower-case', async () => {
   const res = await post(createBody({ transaction: TX_HASH.toUpperCase().replace('0X', '0x') }))
   assert.equal(res.statusCode, 201, res.body)
   assert.equal(res.json().transaction, TX_HASH)
+})
+
+test('a deadline up to 2^53 − 1, as a string or a number, is answered as the same JSON integer', async () => {
+  for (const deadline of ['9007199254740991', 9007199254740991]) {
+    const res = await post(createBody({ deadline }))
+    assert.equal(res.statusCode, 201, res.body)
+    assert.match(res.body, /"deadline":9007199254740991[,}]/)
+  }
 })

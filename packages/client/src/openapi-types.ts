@@ -1113,7 +1113,41 @@ export interface components {
             /** @description urn:paywatch:problem:<code in kebab case> */
             type: string;
         };
-        /** @description A succeeded payment's transaction left the canonical chain (payment.reverted) or was mined again (payment.reconfirmed) */
+        /**
+         * @description A succeeded payment's transaction left the canonical chain (payment.reverted) or was mined again (payment.reconfirmed)
+         * @example {
+         *       "event": "payment.reverted",
+         *       "payment": {
+         *         "status": "success",
+         *         "blockchain": "ethereum",
+         *         "transaction": "0x5b2a8d4c2e0f1b7a9c3d6e8f0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3",
+         *         "sender": "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+         *         "nonce": "42",
+         *         "receiver": "0x4675C7e5BaAFBFFbca748158bEcBA61ef3b0a263",
+         *         "token": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
+         *         "decimals": 6,
+         *         "commitment": "confirmed",
+         *         "confirmations": 1,
+         *         "after_block": "21500000",
+         *         "deadline": 1768473600,
+         *         "amount": "20.5",
+         *         "fee_amount": "0.5",
+         *         "fee_receiver": "0x1f9090aaE28b8a3dCeaDf281B0F12828e676c326",
+         *         "payload": {
+         *           "order": "A-1024"
+         *         },
+         *         "secret_id": "3f2b8c1e-6f4a-4d7e-9b1a-2c5d8e7f9a01",
+         *         "callback": "https://shop.example/paywatch/callback",
+         *         "release": true,
+         *         "forward_to": "https://shop.example/thanks",
+         *         "forward_on_failure": true,
+         *         "confirmed_at": "2026-01-15T10:24:31.000Z",
+         *         "created_at": "2026-01-15T10:23:02.000Z",
+         *         "updated_at": "2026-01-15T10:24:31.000Z",
+         *         "reverted_at": "2026-01-15T10:25:07.000Z"
+         *       }
+         *     }
+         */
         ReversalEvent: {
             /** @enum {string} */
             event: "payment.reverted" | "payment.reconfirmed";
