@@ -101,7 +101,10 @@ async function printBoundedQueries(context: ScaleReportContext): Promise<void> {
           .execute(),
     },
     { name: 'pending count per chain (metrics gauge, overview)', run: (db) => countPendingTrackings(db, [chain]) },
-    { name: 'engine: block candidates (200 transactions)', run: (db) => findBlockCandidates(db, chain, blockTransactions) },
+    {
+      name: 'engine: block candidates (200 transactions)',
+      run: (db) => findBlockCandidates(db, chain, blockTransactions, BigInt(Math.floor(now.getTime() / 1000))),
+    },
     { name: 'engine: stored matches of the chain', run: (db) => findMatchedTrackings(db, chain) },
     {
       name: 'API read: by secret_id',

@@ -20,7 +20,10 @@ export interface Expectation {
   confirmations: number
   /** A nonce-less payment must be mined in a block after this one (absent: no bound). */
   afterBlock?: bigint
-  /** Unix seconds: a nonce-less payment must be mined in a block whose timestamp is at most this. */
+  /**
+   * Unix seconds: a payment without a nonce must be mined in a block whose timestamp is at most this (given
+   * only for a tracking created without a nonce: with a nonce a deadline is stored and echoed, not judged).
+   */
   deadline?: bigint | null
 }
 
@@ -72,7 +75,7 @@ export interface Evidence {
    * receiver, in chain order; the first that pays in full is the payment. Absent: `consumer` alone.
    */
   candidates?: MinedTransaction[]
-  /** A nonce-less trace with a deadline: the first block whose timestamp is past it, once seen. */
+  /** A tracking without a nonce, with a deadline: the first block whose timestamp is past it, once seen. */
   pastDeadline?: { blockNumber: bigint } | null
   position: ChainPosition
 }
@@ -188,8 +191,8 @@ export function judge(expectation: Expectation, evidence: Evidence): Judgement {
   const { position } = evidence
   const verdict = decide(expectation, evidence)
   if (!verdict) {
-    // A nonce-less trace whose deadline a block has passed with no payment found: that block's commitment.
-    const past = isTrace(expectation) ? evidence.pastDeadline : null
+    // A tracking without a nonce whose deadline a block has passed with no payment found: that block's commitment.
+    const past = evidence.pastDeadline
     if (!past) return pending(requiredConfirmations(expectation, position), 0n)
     const reached = commitment(expectation, past, position)
     return reached === 'reached' ? { status: 'failed', reason: 'TRACKING_TIMED_OUT', transaction: null } : reached
@@ -212,6 +215,25 @@ export function decide(
   expectation: Expectation,
   evidence: Omit<Evidence, 'position'>,
 ): { tx: MinedTransaction; reason: FailedReason | null } | null {
+  const verdict = decideMined(expectation, evidence)
+  // Mined past its deadline, a transaction is not the payment: the deadline times the tracking out instead.
+  return verdict && minedPastDeadline(expectation, verdict.tx) ? null : verdict
+}
+
+/**
+ * Whether `tx` was mined in a block past the expectation's deadline, as far as its evidence tells (a
+ * block's timestamp, where the engine read it: the block a trace's candidates come from, and the fast
+ * path's check of a tracking with a deadline).
+ */
+export function minedPastDeadline(expectation: Expectation, tx: MinedTransaction): boolean {
+  const { deadline } = expectation
+  return deadline !== undefined && deadline !== null && tx.blockTimestamp !== undefined && tx.blockTimestamp > deadline
+}
+
+function decideMined(
+  expectation: Expectation,
+  evidence: Omit<Evidence, 'position'>,
+): { tx: MinedTransaction; reason: FailedReason | null } | null {
   const { given } = evidence
   if (expectation.nonce === null) {
     if (isTrace(expectation)) {
@@ -227,7 +249,7 @@ export function decide(
     const { consumer } = evidence
     const named = given ?? (consumer && same(consumer.hash, expectation.transaction ?? '') ? consumer : null)
     if (!named) return null
-    return decide({ ...expectation, sender: expectation.sender ?? named.from, nonce: named.nonce }, { ...evidence, given: named })
+    return decideMined({ ...expectation, sender: expectation.sender ?? named.from, nonce: named.nonce }, { ...evidence, given: named })
   }
   const sender = expectation.sender ?? ''
   if (given) {

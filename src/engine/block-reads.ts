@@ -50,7 +50,7 @@ export function createBlockReads(deps: {
   alsoAhead?: (blockHash: string) => void
 }): BlockReads {
   /** What the chain had pending at the last block (a read ahead of receipts pays off only with pending trackings). */
-  let pendingSeen: PendingKinds = { any: true, traces: false, nativeTraces: false }
+  let pendingSeen: PendingKinds = { any: true, traces: false, nativeTraces: false, pastDeadline: false }
   let prepared: { hash: string; receipts: Promise<ReceiptsAhead | undefined> } | undefined
   const none = Promise.resolve(undefined)
   // A block's logs are lighter than its receipts, for the provider and for this thread (docs/architecture.md,
@@ -83,6 +83,7 @@ export function createBlockReads(deps: {
         deps.db,
         deps.chain,
         block.transactions.map((tx) => ({ sender: tx.from, nonce: BigInt(tx.nonce), hash: tx.hash })),
+        block.timestamp,
       )
       pendingSeen = found.pending
       return found

@@ -170,8 +170,8 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
   })
 
   /**
-   * A block's own payments: the trackings whose (sender, nonce) or hash it holds, and (with nonce-less
-   * traces pending) those it pays by receiver or whose deadline it is the first to pass. Judged and written
+   * A block's own payments: the trackings whose (sender, nonce) or hash it holds, those it pays by receiver
+   * (with nonce-less traces pending), and those without a nonce whose deadline it passes. Judged and written
    * first, so that their callbacks wait for nothing else (the follow-up below comes after).
    */
   const payingLane = async (block: FullBlock, finalized: bigint, latest: boolean, fence: WriteFence | undefined) => {
@@ -181,19 +181,18 @@ export function createChainProcessor(deps: ChainProcessorDeps): ChainProcessor {
     // Read ahead: the block's logs, or its receipts while native traces are pending (block-reads.ts): they serve
     // matching by receiver and every nonce tracking's payment of the block alike (no receipt request per payment).
     let receipts = read ? receiptsAhead(read, deps.receipts) : deps.receipts
-    let found: ReceiverFinding[] = []
-    let pastDeadline: Tracking[] = []
-    if (pending.traces) {
-      const matching = async () => {
-        // An empty block pays nothing: no receipts to read.
-        if (block.transactions.length === 0) return []
-        const given = await receiverReceipts(deps.receipts, block, { ahead: read, native: pending.nativeTraces })
-        // The block's nonce trackings read their payments from the same answer.
-        receipts = receiptsAhead(given, deps.receipts)
-        return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, given, claimsOf(block, candidates))
-      }
-      ;[found, pastDeadline] = await Promise.all([matching(), findPastDeadline(deps.db, deps.chain, block.timestamp)])
+    const matching = async (): Promise<ReceiverFinding[]> => {
+      // An empty block pays nothing: no receipts to read.
+      if (!pending.traces || block.transactions.length === 0) return []
+      const given = await receiverReceipts(deps.receipts, block, { ahead: read, native: pending.nativeTraces })
+      // The block's nonce trackings read their payments from the same answer.
+      receipts = receiptsAhead(given, deps.receipts)
+      return matchReceivers({ chain: deps.chain, db: deps.db, evidence: deps.evidence }, block, given, claimsOf(block, candidates))
     }
+    const [found, pastDeadline] = await Promise.all([
+      matching(),
+      pending.pastDeadline ? findPastDeadline(deps.db, deps.chain, block.timestamp) : ([] as Tracking[]),
+    ])
     finalized = await finalizedFor(block, finalized, [...candidates, ...found.map((f) => f.tracking), ...pastDeadline])
     // The block's own candidates and its traces' payments are distinct sets: judged together.
     await settleAll([

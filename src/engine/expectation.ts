@@ -16,7 +16,8 @@ export function expectationOf(tracking: Tracking): Expectation {
     commitment: tracking.commitment,
     confirmations: tracking.confirmations,
     afterBlock: tracking.afterBlock,
-    deadline: tracking.deadline,
+    // A deadline binds a payment without a nonce only (docs/api.md, "Payments without a nonce").
+    deadline: tracking.nonceless ? tracking.deadline : null,
   }
 }
 

@@ -3,7 +3,7 @@ import type { ChainReader } from '../chain/chain-reader.ts'
 import { RetryableChainError } from '../chain/errors.ts'
 import type { Finality } from '../chain/finality.ts'
 import type { EvidenceReader } from '../chain/payment-evidence.ts'
-import { judge, type MinedTransaction } from '../domain/judge.ts'
+import { judge, minedPastDeadline, type MinedTransaction } from '../domain/judge.ts'
 import type { Tracking } from '../domain/tracking.ts'
 import type { TrackingMatch } from '../store/tracking-matches.ts'
 import { expectationOf, paysNative } from './expectation.ts'
@@ -85,9 +85,16 @@ export async function checkNewTracking(deps: FastPathDeps, tracking: Tracking): 
   }
   const judged = consumer ?? given
   if (!judged) return 'waiting'
+  const expectation = expectationOf(tracking)
+  if (expectation.deadline != null) {
+    // Mined past the deadline of a payment without a nonce, it is not the payment: no match, so that the
+    // follower's next block, past the deadline too, times the tracking out.
+    const header = await deps.reader.headerByHash(judged.blockHash as Hash)
+    if (!header) throw new RetryableChainError(`the RPC has no block ${judged.blockHash} yet`)
+    if (minedPastDeadline(expectation, { ...judged, blockTimestamp: header.timestamp })) return 'waiting'
+  }
 
   const finalized = (await deps.finality.at(head)) ?? 0n
-  const expectation = expectationOf(tracking)
   const judgement = judge(expectation, { given, consumer, position: { head, finalized, canonical: true } })
   const match: TrackingMatch = {
     trackingId: tracking.id,

@@ -33,15 +33,19 @@ export async function findTracesByReceivers(
 }
 
 /**
- * The pending nonce-less traces of `chain` whose deadline is before `timestamp` (the block's) and that
- * found no payment (no match): the block is the first past their deadline that this node saw.
+ * The pending trackings without a nonce of `chain` (traces, and those that name their transaction) whose
+ * deadline is before `timestamp` (the block's) and that found no payment (no match): the block is the
+ * first past their deadline that this node saw. Not those whose check of the chain before they were
+ * stored is still owed (owed_checks, migration 0039): that check may yet find a payment mined before the
+ * deadline (a trace's search times it out itself, at the first block past the deadline it reads).
  */
 export async function findPastDeadline(db: Db, chain: string, timestamp: bigint): Promise<Tracking[]> {
   const result = await sql<TrackingRow>`
     SELECT t.* FROM trackings t
     WHERE t.blockchain = ${chain} AND t.status = 'pending' AND t.nonceless AND t.deadline IS NOT NULL
-      AND t.deadline < ${timestamp.toString()}::numeric AND t.transaction IS NULL
+      AND t.deadline < ${timestamp.toString()}::numeric
       AND NOT EXISTS (SELECT 1 FROM tracking_matches m WHERE m.tracking_id = t.id)
+      AND NOT EXISTS (SELECT 1 FROM owed_checks o WHERE o.tracking_id = t.id)
     ORDER BY t.created_at, t.id`.execute(db)
   return result.rows.map(rowToTracking)
 }
