@@ -1,4 +1,5 @@
-import type { Config } from '../config/config.ts'
+import { dirname, join, resolve } from 'node:path'
+import { DEFAULT_DATA_DIR, type Config } from '../config/config.ts'
 import { devDataDir } from './dev.ts'
 import { runningDevSession, type DevSession } from './dev-session.ts'
 
@@ -10,11 +11,26 @@ import { runningDevSession, type DevSession } from './dev-session.ts'
  */
 export function devBeside(config: Config): { session: DevSession; dataDir: string } | null {
   if (config.databaseUrl) return null
-  for (const dataDir of [devDataDir(config), config.dataDir]) {
+  for (const dataDir of devFolders(config)) {
     const session = runningDevSession(dataDir)
     if (session) return { session, dataDir }
   }
   return null
+}
+
+/**
+ * Where a running dev may keep its session: the configured data folder's `dev` folder and the folder
+ * itself, and, with the default `./data`, the same in every folder above the working directory. A command
+ * run from a subfolder of the project (`packages/client`) would otherwise open a `./data` of its own there.
+ */
+function devFolders(config: Config): string[] {
+  const folders = [devDataDir(config), config.dataDir]
+  if (config.dataDir !== resolve(DEFAULT_DATA_DIR)) return folders
+  for (let folder = dirname(process.cwd()); ; folder = dirname(folder)) {
+    const data = join(folder, 'data')
+    folders.push(join(data, 'dev'), data)
+    if (dirname(folder) === folder) return folders
+  }
 }
 
 /** Thrown for a command that would open a database while `paywatch dev` runs: its one line says where dev's data is. */

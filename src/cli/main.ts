@@ -6,6 +6,7 @@ import { registerCallbackCommands } from './callback-commands.ts'
 import { registerEndpointCommands } from './endpoint-commands.ts'
 import { registerAccountDataCommands } from './account-data-commands.ts'
 import { dev, devDataDir } from './dev.ts'
+import { devBeside } from './beside-dev.ts'
 import { devPay, type DevPayOptions } from './dev-pay.ts'
 import { readFileSync } from 'node:fs'
 import { serve } from './serve.ts'
@@ -56,7 +57,11 @@ devCommand
   .option('--token', "pay in the dev chain's ERC-20 (DUSD) instead of ETH")
   .option('--underpay', 'send half the amount: the payment fails and its callback says so (with --no-nonce: at a deadline 3 blocks ahead)')
   .option('--reorg', 'remove the payment by a reorg (anvil_reorg) after the service saw it, before it is final')
-  .action(async (options: DevPayOptions) => devPay(devDataDir(configOrExit()), options))
+  .action(async (options: DevPayOptions) => {
+    // The running dev's folder, also from a subfolder of the project (beside-dev.ts).
+    const config = configOrExit()
+    return devPay(devBeside(config)?.dataDir ?? devDataDir(config), options)
+  })
 
 program
   .command('migrate')

@@ -115,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int('PORT', 'port', 3000, 0, 65535),
     host: str('HOST', 'host') ?? '127.0.0.1',
     databaseUrl,
-    dataDir: resolve(str('PAYWATCH_DATA_DIR', 'dataDir') ?? './data'),
+    dataDir: resolve(str('PAYWATCH_DATA_DIR', 'dataDir') ?? DEFAULT_DATA_DIR),
     redisUrl,
     adminToken: adminTokenOf(str('PAYWATCH_ADMIN_TOKEN', 'adminToken'), pick('PAYWATCH_ADMIN_TOKEN', 'adminToken')?.name),
     signingKey,
@@ -150,6 +150,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The admin token opens everything: one short enough to guess is refused at start. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32
+
+/** The data folder when none is configured, relative to the working directory. */
+export const DEFAULT_DATA_DIR = './data'
 
 function adminTokenOf(value: string | null, name = 'PAYWATCH_ADMIN_TOKEN'): string | null {
   if (value !== null && value.length < MIN_ADMIN_TOKEN_LENGTH) {

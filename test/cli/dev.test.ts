@@ -4,7 +4,7 @@
 // the `npx paywatch dev` process (or killing its launcher) leaves no service or Anvil behind.
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,9 +34,9 @@ interface Started {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-function start(command: string, args: string[], env: Record<string, string>): Started {
+function start(command: string, args: string[], env: Record<string, string>, cwd = root): Started {
   const child = spawn(command, args, {
-    cwd: root,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -155,8 +155,10 @@ test('CLI commands beside a running dev: accounts and keys through its admin API
   skip: embeddedOnly,
   timeout: 300_000,
 }, async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'paywatch-dev-cli-'))
-  folders.push(dataDir)
+  // A project folder whose `data` dev runs on, as `npx paywatch dev` in it does by default.
+  const project = mkdtempSync(join(tmpdir(), 'paywatch-dev-cli-'))
+  folders.push(project)
+  const dataDir = join(project, 'data')
   await seedEmbeddedDataDir(join(dataDir, 'dev'))
   const env = { PAYWATCH_DATA_DIR: dataDir }
   const dev = await startDev(env)
@@ -184,6 +186,22 @@ test('CLI commands beside a running dev: accounts and keys through its admin API
   assert.ok(line.includes(join(dataDir, 'dev')) && line.includes(`process ${dev.child.pid}`), line)
   assert.match(line, new RegExp(`would use ${dataDir}, which dev does not read`))
   assert.equal(existsSync(join(dataDir, 'pglite')), false, 'nothing written in the folder dev does not read')
+
+  // From a subfolder of the project, with the default `./data` (which names a folder of its own there).
+  const subfolder = join(project, 'packages', 'client')
+  mkdirSync(subfolder, { recursive: true })
+  const [listed2, refused2] = await Promise.all([
+    finished(start(node, [main, 'accounts', 'list'], {}, subfolder)),
+    finished(start(node, [main, 'migrate'], {}, subfolder)),
+  ])
+  assert.equal(listed2.code, 0, listed2.output)
+  assert.deepEqual((JSON.parse(listed2.output) as { name: string }[]).map((a) => a.name).sort(), ['dev', 'test'], 'dev’s accounts')
+  assert.equal(refused2.code, 1)
+  assert.match(
+    refused2.output,
+    new RegExp(`running with its data in ${join(dataDir, 'dev')}; this command would use ${join(subfolder, 'data')}`),
+  )
+  assert.equal(existsSync(join(subfolder, 'data')), false, 'no folder of its own made in the subfolder')
   dev.child.kill('SIGTERM')
   assert.equal((await dev.exited).code, 0)
   const afterwards = await finished(start(node, [main, 'accounts', 'list'], env))
