@@ -8,7 +8,7 @@ import { parseEther, type Hex } from 'viem'
 import { mine, sendNative, startAnvil, type Anvil } from '../support/index.ts'
 import { randomHash } from '../support/trackings.ts'
 import type { TestService } from '../support/service.ts'
-import { engineAtHead, freshAddress, lower, NATIVE, readPayment, startEngineService, waitForFinal } from './support.ts'
+import { engineAtHead, freshAddress, lower, NATIVE, readPayment, startEngineService, waitFor, waitForFinal } from './support.ts'
 
 let anvil: Anvil
 let service: TestService
@@ -77,7 +77,7 @@ test('its transaction mined in the first block past the deadline: not the paymen
     hash = await payer.wallet.sendTransaction({ to: receiver, value: parseEther('1') })
     const secretId = await track({ receiver, transaction: hash, deadline })
     // Seen while pending: its sender and nonce become the tracking's.
-    await waitForPayment(secretId, (record) => record.nonce !== null)
+    await waitFor('its sender and nonce', async () => ((await readPayment(service, apiKey, secretId)).nonce !== null ? true : undefined))
     await checked(secretId)
     await nextBlockAt(deadline + 1n)
     await mine(anvil, 1)
@@ -125,25 +125,13 @@ test('its transaction mined by the deadline: success, also once later blocks pas
  * follower leaves its deadline to that check, which may find a payment mined before it.
  */
 async function checked(secretId: string): Promise<void> {
-  await waitForRow(`the check of ${secretId}`, async () => {
+  await waitFor(`the check of ${secretId}`, async () => {
     const owed = await service.database.db
       .selectFrom('owed_checks')
       .innerJoin('trackings', 'trackings.id', 'owed_checks.tracking_id')
       .select('owed_checks.tracking_id')
       .where('trackings.secret_id', '=', secretId)
       .executeTakeFirst()
-    return owed === undefined
+    return owed === undefined ? true : undefined
   })
-}
-
-async function waitForPayment(secretId: string, ready: (record: Record<string, unknown>) => boolean): Promise<void> {
-  await waitForRow(`payment ${secretId}`, async () => ready(await readPayment(service, apiKey, secretId)))
-}
-
-async function waitForRow(what: string, ready: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1_000; i++) {
-    if (await ready()) return
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  assert.fail(`${what} never came`)
 }
